@@ -1,0 +1,433 @@
+"""PrompterBase: input -> Conversation -> one renderer.
+
+A prompter is declared, not re-implemented. A subclass states
+
+* ``template``: its string layout for a local model with no model bound, using
+  the fields ``{sos} {eos} {soh} {eoh} {soa} {eoa} {system} {instruction}
+  {tools} {history} {user} {input}``;
+* ``instruction_template``: how the developer's instruction is wrapped, with
+  ``{instruction}`` and ``{extra_keys}`` (the extra-keys block);
+* what it allows (``allows_history``, ``allows_tools``, ``allows_free_input``)
+  and, optionally, ``preprocess`` to reshape input;
+
+and inherits validation and every output format. A declaration that does not
+fit together raises :class:`~prompter.errors.DeclarationError` when the class
+is defined.
+
+>>> class Shout(PrompterBase):
+...     template = "{system}\\n{instruction}{user}{input}!"
+>>> Shout("Repeat after me: ", system="").generate_prompt("hey")
+'\\nRepeat after me: hey!'
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from prompter.conversation import Conversation
+from prompter.errors import (
+    DeclarationError,
+    HistoryError,
+    InputTypeError,
+    MissingSlotError,
+    PromptTypeError,
+    PromptValueError,
+    ToolsError,
+    UnexpectedKeyError,
+)
+from prompter.instruction import SLOT_PATTERN, InstructionTemplate
+from prompter.messages import Message, Turn, messages_from, normalize_history
+from prompter.render import render_dialect
+from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
+from prompter.settings import default_system_prompt
+from prompter.tools import ToolSet
+
+if TYPE_CHECKING:
+    from prompter.model_format import ModelFormat
+
+__all__ = ["EXTRA_KEYS_HEADER", "Format", "PrompterBase"]
+
+logger = logging.getLogger("prompter")
+
+Format = Literal["text", "openai", "anthropic", "gemini", "ollama", "dashscope", "zhipu"]
+
+EXTRA_KEYS_HEADER = "Here are some extra messages you can referred to:\n\n"
+_SCALARS = (str, int, float)
+_NO_VALUES: dict[str, str] = {}
+
+
+def _extra_keys_block(keys: tuple[str, ...]) -> str:
+    if not keys:
+        return ""
+    return EXTRA_KEYS_HEADER + "".join(f"### {key}:\n{{{key}}}\n\n" for key in keys)
+
+
+def _as_key_list(value: object, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    keys = [value] if isinstance(value, str) else value
+    if not isinstance(keys, (list, tuple)):
+        raise PromptTypeError(f"{name}: expected a str or a list of str, got {type(value).__name__}")
+    for key in keys:
+        if not isinstance(key, str) or not SLOT_PATTERN.fullmatch("{" + key + "}"):
+            raise PromptValueError(f"{name}: {key!r} is not an identifier and cannot name a slot")
+    return tuple(dict.fromkeys(keys))
+
+
+def _split_instruction(instruction: object) -> tuple[str, str]:
+    if instruction is None:
+        return "", ""
+    if isinstance(instruction, str):
+        return instruction, ""
+    if isinstance(instruction, Mapping):
+        unknown = sorted(set(map(str, instruction)) - {"system", "user"})
+        if unknown:
+            raise PromptValueError(f"instruction: a dict instruction takes only 'system' and 'user', got {unknown}")
+        parts = []
+        for key in ("system", "user"):
+            part = instruction.get(key) or ""
+            if not isinstance(part, str):
+                raise PromptTypeError(f"instruction[{key!r}]: expected str, got {type(part).__name__}")
+            parts.append(part)
+        return parts[0], parts[1]
+    raise PromptTypeError(f"instruction: expected a str or {{'system': ..., 'user': ...}}, got {type(instruction).__name__}")
+
+
+class PrompterBase:
+    """Turns an instruction with slots, extra keys, tools, history and input into a prompt.
+
+    See the module docstring for how to declare a subclass.
+    """
+
+    template: ClassVar[str] = "{system}{instruction}{tools}{history}{user}{input}"
+    """The string layout used when no model is bound."""
+    instruction_template: ClassVar[str] = "{instruction}{extra_keys}"
+    """Wraps the developer's instruction; ``{extra_keys}`` is the extra-keys block."""
+    allows_history: ClassVar[bool] = True
+    """Whether ``history=`` is accepted."""
+    allows_tools: ClassVar[bool] = True
+    """Whether tools are accepted."""
+    allows_free_input: ClassVar[bool] = True
+    """Whether input that fills no slot becomes the user's turn (else every key must be a slot)."""
+    implicit_input_key: ClassVar[str | None] = None
+    """With no slot and no extra key, this extra key receives the input."""
+    response_split: ClassVar[str | None] = None
+    """``get_response`` keeps what follows the last occurrence of this marker."""
+    uses_system: ClassVar[bool] = True
+    """Whether a default system prompt is added."""
+
+    _layout: ClassVar[InstructionTemplate]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._compile_declaration()
+
+    @classmethod
+    def _compile_declaration(cls) -> None:
+        layout = InstructionTemplate(cls.template)
+        unknown = sorted(set(layout.slots) - LAYOUT_FIELDS)
+        if unknown:
+            raise DeclarationError(
+                f"{cls.__name__}.template uses unknown field(s) {unknown}; allowed: {sorted(LAYOUT_FIELDS)}"
+            )
+        wrapper = InstructionTemplate(cls.instruction_template)
+        stray = sorted(set(wrapper.slots) - {"instruction", "extra_keys"})
+        if "instruction" not in wrapper.slots or stray:
+            raise DeclarationError(
+                f"{cls.__name__}.instruction_template must contain {{instruction}} and may contain "
+                f"{{extra_keys}}; got {cls.instruction_template!r}"
+            )
+        if cls.allows_history and "history" not in layout.slots:
+            raise DeclarationError(f"{cls.__name__} allows history but its template has no {{history}} field")
+        cls._layout = layout
+
+    def __init__(
+        self,
+        instruction: str | Mapping[str, str] | None = None,
+        extra_keys: str | list[str] | None = None,
+        show: bool = False,
+        tools: list[dict[str, Any]] | None = None,
+        history: list[Any] | None = None,
+        *,
+        system: str | None = None,
+        enable_system: bool = True,
+        extro_keys: str | list[str] | None = None,
+    ) -> None:
+        if extro_keys is not None:
+            warnings.warn("extro_keys is deprecated; use extra_keys", DeprecationWarning, stacklevel=3)
+            if extra_keys is not None:
+                raise PromptValueError("pass extra_keys or its deprecated alias extro_keys, not both")
+            extra_keys = extro_keys
+        system_src, user_src = _split_instruction(instruction)
+        keys = _as_key_list(extra_keys, "extra_keys")
+        if (
+            not keys
+            and self.implicit_input_key
+            and not SLOT_PATTERN.search(system_src)
+            and not SLOT_PATTERN.search(user_src)
+        ):
+            keys = (self.implicit_input_key,)
+        if system_src or keys:
+            wrapped = InstructionTemplate(self.instruction_template).fill(
+                {"instruction": system_src, "extra_keys": _extra_keys_block(keys)}
+            )
+        else:
+            wrapped = ""
+        self._instruction = InstructionTemplate(wrapped)
+        self._user = InstructionTemplate(user_src)
+        self._slots: tuple[str, ...] = tuple(dict.fromkeys(self._instruction.slots + self._user.slots))
+        self._slot_set = frozenset(self._slots)
+        self.extra_keys: tuple[str, ...] = keys
+        self.show = bool(show)
+        if tools is not None and not self.allows_tools:
+            raise ToolsError(f"{type(self).__name__} takes no tools")
+        self._tools = ToolSet.from_user(tools) if tools is not None else None
+        if history is not None and not self.allows_history:
+            raise HistoryError(f"{type(self).__name__} takes no history")
+        self._history: tuple[Turn, ...] = normalize_history(history, "history")
+        if system is not None and not isinstance(system, str):
+            raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
+        self._system_arg = system
+        self._enable_system = bool(enable_system) and self.uses_system
+        self._library_system = default_system_prompt()
+        self._plans: dict[tuple[int, bool], LayoutPlan] = {}
+
+    # ---- introspection -------------------------------------------------------------
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """Every key the input may fill: instruction slots, user-instruction slots and extra keys."""
+        return self._slots
+
+    @property
+    def tools(self) -> list[dict[str, Any]] | None:
+        """The tools locked at construction (a fresh list), or None."""
+        return self._tools.as_list() if self._tools is not None else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(slots={list(self._slots)!r}, tools={self._tools!r})"
+
+    # ---- the flow ------------------------------------------------------------------
+
+    def preprocess(self, input: Any) -> Any:
+        """Hook: reshape the input before slots are filled. Returns it unchanged by default."""
+        return input
+
+    def system_prompt(self, model_format: ModelFormat | None = None) -> str:
+        """The system prompt: ``system=``, else the bound model's default, else the library default."""
+        if not self._enable_system:
+            return ""
+        if self._system_arg is not None:
+            return self._system_arg
+        if model_format is not None and model_format.default_system is not None:
+            return model_format.default_system
+        return self._library_system
+
+    def _split_input(self, input: Any) -> tuple[dict[str, str], str, tuple[Message, ...]]:
+        """(slot values, free input text, current-turn messages)."""
+        slots = self._slots
+        if type(input) is str and not slots:
+            if self.allows_free_input:
+                return _NO_VALUES, input, ()
+        if isinstance(input, _SCALARS) and not isinstance(input, bool):
+            text = input if type(input) is str else str(input)
+            if not slots:
+                if not self.allows_free_input:
+                    raise InputTypeError(f"{type(self).__name__} has no slot to receive a {type(input).__name__} input")
+                return {}, text, ()
+            if len(slots) == 1:
+                return {slots[0]: text}, "", ()
+            raise MissingSlotError(
+                f"a {type(input).__name__} input fills one slot, but the template has {len(slots)}: "
+                f"{', '.join(slots)}; pass a dict with these keys"
+            )
+        if input is None:
+            if slots:
+                raise MissingSlotError(f"no input given, but the template needs slot(s): {', '.join(slots)}")
+            return {}, "", ()
+        if isinstance(input, Mapping):
+            if "role" in input and "role" not in self._slot_set:
+                return self._free_input(input, "input")
+            return self._split_mapping(input)
+        if isinstance(input, (list, tuple)) and input and all(isinstance(m, Mapping) for m in input):
+            return self._free_input(input, "input")
+        raise InputTypeError(
+            f"input: expected str, int, a dict of slot values or message dict(s), got {type(input).__name__}"
+        )
+
+    def _split_mapping(self, input: Mapping[Any, Any]) -> tuple[dict[str, str], str, tuple[Message, ...]]:
+        values: dict[str, str] = {}
+        missing = []
+        for slot in self._slots:
+            if slot not in input:
+                missing.append(slot)
+                continue
+            value = input[slot]
+            if type(value) is str:
+                values[slot] = value
+            elif isinstance(value, _SCALARS):
+                values[slot] = str(value)
+            else:
+                raise InputTypeError(f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}")
+        if missing:
+            raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
+        rest = [key for key in input if key not in self._slot_set]
+        if not rest:
+            return values, "", ()
+        if not self.allows_free_input or len(rest) > 1:
+            allowed = ", ".join(map(repr, self._slots)) or "none"
+            what = "keys" if self.allows_free_input else "every key must be a slot or an extra key"
+            raise UnexpectedKeyError(
+                f"input has unexpected key(s) {', '.join(map(repr, rest))} ({what}); slots: {allowed}"
+                + ("; at most one other key may carry the user's input" if self.allows_free_input else "")
+            )
+        key = rest[0]
+        _, text, current = self._free_input(input[key], f"input[{key!r}]")
+        return values, text, current
+
+    def _free_input(self, value: Any, where: str) -> tuple[dict[str, str], str, tuple[Message, ...]]:
+        if not self.allows_free_input:
+            raise InputTypeError(f"{where}: {type(self).__name__} has no user turn for free input; use a slot")
+        if type(value) is str:
+            return {}, value, ()
+        if isinstance(value, _SCALARS) and not isinstance(value, bool):
+            return {}, str(value), ()
+        if isinstance(value, Mapping) or (isinstance(value, (list, tuple)) and value):
+            return {}, "", messages_from(value, where)
+        raise InputTypeError(f"{where}: expected str, a message dict or a list of them, got {type(value).__name__}")
+
+    def _tools_for(self, tools: object) -> ToolSet | None:
+        if tools is None:
+            return self._tools
+        if self._tools is not None:
+            raise ToolsError(
+                f"{type(self).__name__} was constructed with tools, which locks the tool set; "
+                "do not pass tools= at call time (or construct it without tools)"
+            )
+        if not self.allows_tools:
+            raise ToolsError(f"{type(self).__name__} takes no tools")
+        return ToolSet.from_user(tools)
+
+    def build(
+        self,
+        input: Any = None,
+        history: Any = None,
+        tools: Any = None,
+        label: str | None = None,
+        model_format: ModelFormat | None = None,
+    ) -> Conversation:
+        """Validate everything and assemble the neutral :class:`Conversation`."""
+        values, text, current = self._split_input(self.preprocess(input))
+        if history is not None:
+            if not self.allows_history:
+                raise HistoryError(f"{type(self).__name__} takes no history; use ChatPrompter for multi-turn")
+            turns = normalize_history(history)
+            if self._history:
+                turns = self._history + turns
+        else:
+            turns = self._history
+        if label is not None and not isinstance(label, str):
+            raise PromptTypeError(f"label: expected str, got {type(label).__name__}")
+        # tuple.__new__ is the NamedTuple constructor without its keyword handling
+        return tuple.__new__(
+            Conversation,
+            (
+                self.system_prompt(model_format),
+                self._instruction.fill(values),
+                self._tools_for(tools),
+                turns,
+                self._user.fill(values),
+                text,
+                current,
+                label,
+            ),
+        )
+
+    def generate_prompt(
+        self,
+        input: Any = None,
+        history: Any = None,
+        tools: list[dict[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        format: Format | None = None,
+        return_dict: bool = False,
+        model_format: ModelFormat | str | None = None,
+        show: bool | None = None,
+    ) -> Any:
+        """Render the prompt: a str for a local model, or an API body (a dict).
+
+        ``format=None``/``"text"`` gives the delimited string (the model's own
+        chat template when ``model_format`` is a real model's format);
+        ``return_dict=True`` is ``format="openai"``.
+        """
+        if return_dict:
+            if format not in (None, "openai"):
+                raise PromptValueError(f"return_dict=True means format='openai', but format={format!r} was given")
+            format = "openai"
+        fmt = _resolve_format(model_format)
+        conv = self.build(input, history, tools, label, fmt)
+        if format is None or format == "text":
+            result: Any = self._render_text(conv, fmt)
+        else:
+            result = render_dialect(format, conv)
+        if self.show if show is None else show:
+            logger.debug("%s rendered (%s):\n%s", type(self).__name__, format or "text", result)
+        return result
+
+    def _render_text(self, conv: Conversation, fmt: ModelFormat | None) -> str:
+        if fmt is None:
+            fmt = _generic()
+        elif fmt.chat_template is not None or fmt.name != "generic":
+            return render_with_model(conv, fmt)
+        locked = conv.tools is self._tools
+        key = (id(fmt), locked)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, locked))
+        return plan.render(conv)
+
+    def _constant_fields(self, fmt: ModelFormat, tools_locked: bool) -> dict[str, str]:
+        """Layout fields whose value is the same for every call with this format."""
+        constants = {"system": self.system_prompt(fmt)}
+        if not self._instruction.slots:
+            constants["instruction"] = self._instruction.source
+        if not self._user.slots:
+            constants["user"] = self._user.source
+        if tools_locked:
+            constants["tools"] = tools_block(Conversation(tools=self._tools))
+        return constants
+
+    def get_response(self, output: str, input: str | None = None) -> str:
+        """The model's answer, without an echoed prompt and before-answer markup."""
+        if input and output.startswith(input):
+            output = output[len(input) :]
+        split = self.response_split
+        if split and split in output:
+            output = output.rsplit(split, 1)[1]
+        return output
+
+
+_GENERIC: list[ModelFormat] = []
+
+
+def _generic() -> ModelFormat:
+    if not _GENERIC:
+        from prompter.model_format import ModelFormat
+
+        _GENERIC.append(ModelFormat.generic())
+    return _GENERIC[0]
+
+
+def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
+    if model_format is None or not isinstance(model_format, str):
+        return model_format
+    from prompter.model_format import ModelFormat
+
+    return ModelFormat.get(model_format)
+
+
+PrompterBase._compile_declaration()

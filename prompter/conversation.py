@@ -1,0 +1,42 @@
+"""The neutral conversation a prompter builds and every renderer reads."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from prompter.messages import Message, Turn
+from prompter.tools import ToolSet
+
+__all__ = ["Conversation"]
+
+
+class Conversation(NamedTuple):
+    """One request, before any dialect: what the model should see, in order.
+
+    >>> Conversation(system="Be brief.", input="hi").system_text
+    'Be brief.'
+    """
+
+    system: str = ""
+    """The system prompt ("" when disabled)."""
+    instruction: str = ""
+    """The system-level instruction, slots filled."""
+    tools: ToolSet | None = None
+    """The tools offered to the model."""
+    history: tuple[Turn, ...] = ()
+    """Earlier turns: ``(question, answer)`` pairs or messages."""
+    user: str = ""
+    """The user-level instruction, slots filled; it precedes the input in the user turn."""
+    input: str = ""
+    """The user's own text for this turn."""
+    current: tuple[Message, ...] = ()
+    """The current turn given as messages (a tool result, a multimodal message)."""
+    label: str | None = None
+    """The expected answer (for training data), appended after the prompt."""
+
+    @property
+    def system_text(self) -> str:
+        """The system message of chat APIs: system prompt and instruction, newline-joined."""
+        if self.system and self.instruction:
+            return self.system + "\n" + self.instruction
+        return self.system or self.instruction

@@ -1,0 +1,231 @@
+"""Immutable messages, tool calls and content parts, and history normalisation.
+
+Everything a caller passes is validated and copied here, once, at the
+boundary; the rest of prompter works on these values and never on the
+caller's lists and dicts.
+
+A history item is either a *pair* ``(question, answer)`` (kept as a plain
+tuple of two strings, the compact form of a user message followed by an
+assistant message) or a :class:`Message`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple, Union
+
+from prompter.errors import HistoryError, MessageError
+
+__all__ = [
+    "ROLES",
+    "ContentPart",
+    "Message",
+    "Role",
+    "ToolCall",
+    "Turn",
+    "message_from_dict",
+    "normalize_history",
+    "text_of",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
+
+
+class ContentPart(NamedTuple):
+    """One part of a multimodal message: text, or an image given by URL or data URL."""
+
+    type: Literal["text", "image_url"]
+    text: str = ""
+    url: str = ""
+    detail: str | None = None
+
+
+class ToolCall(NamedTuple):
+    """A function call made by the assistant."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    """The parsed arguments object."""
+    arguments_json: str
+    """The arguments as JSON text: the caller's own string when one was given."""
+
+
+class Message(NamedTuple):
+    """One chat message in the neutral shape every renderer reads."""
+
+    role: Role
+    content: str | tuple[ContentPart, ...] = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+Turn = Union[tuple[str, str], Message]
+
+
+def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> str:
+    """The text of ``content``; image parts cannot be expressed as plain text."""
+    if isinstance(content, str):
+        return content
+    for part in content:
+        if part.type != "text":
+            from prompter.errors import UnsupportedContentError
+
+            raise UnsupportedContentError(
+                f"{where}: a {part.type} part cannot be rendered as plain text; "
+                "use format='openai' (or another API dialect) for multimodal messages"
+            )
+    return "".join(part.text for part in content)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        parts = []
+        for i, raw in enumerate(value):
+            here = f"{where}[{i}]"
+            if isinstance(raw, str):
+                parts.append(ContentPart("text", raw))
+                continue
+            if not isinstance(raw, Mapping):
+                raise MessageError(f"{here}: expected a content part dict, got {_type_name(raw)}")
+            kind = raw.get("type")
+            if kind == "text":
+                text = raw.get("text")
+                if not isinstance(text, str):
+                    raise MessageError(f"{here}: a text part needs a str 'text', got {_type_name(text)}")
+                parts.append(ContentPart("text", text))
+            elif kind == "image_url":
+                image = raw.get("image_url")
+                url = image.get("url") if isinstance(image, Mapping) else image
+                if not isinstance(url, str):
+                    raise MessageError(f"{here}: an image_url part needs image_url.url as a str")
+                detail = image.get("detail") if isinstance(image, Mapping) else None
+                parts.append(ContentPart("image_url", url=url, detail=detail))
+            else:
+                raise MessageError(f"{here}: unsupported content part type {kind!r}; use 'text' or 'image_url'")
+        return tuple(parts)
+    raise MessageError(f"{where}: expected str or a list of content parts, got {_type_name(value)}")
+
+
+def _tool_call_from(raw: object, where: str) -> ToolCall:
+    if not isinstance(raw, Mapping):
+        raise MessageError(f"{where}: expected a tool call dict, got {_type_name(raw)}")
+    function = raw.get("function", raw)
+    if not isinstance(function, Mapping):
+        raise MessageError(f"{where}.function: expected a dict, got {_type_name(function)}")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise MessageError(f"{where}: a tool call needs a non-empty str function name")
+    arguments = function.get("arguments", {})
+    if isinstance(arguments, str):
+        text = arguments
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            raise MessageError(f"{where}: arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        if not isinstance(parsed, dict):
+            raise MessageError(f"{where}: arguments must be a JSON object, got {_type_name(parsed)}")
+        arguments = parsed
+    elif isinstance(arguments, Mapping):
+        try:
+            text = json.dumps(arguments, ensure_ascii=False)
+            arguments = json.loads(text)  # a deep copy the caller cannot reach
+        except (TypeError, ValueError) as exc:
+            raise MessageError(f"{where}: arguments are not JSON-serialisable ({exc})") from None
+    else:
+        raise MessageError(f"{where}: arguments must be a dict or a JSON string, got {_type_name(arguments)}")
+    call_id = raw.get("id")
+    if call_id is None:
+        call_id = ""
+    if not isinstance(call_id, str):
+        raise MessageError(f"{where}.id: expected str, got {_type_name(call_id)}")
+    return ToolCall(call_id, name, arguments, text)
+
+
+def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message:
+    """Validate an OpenAI-style message dict and return it as a :class:`Message`.
+
+    ``content: None`` is accepted for an assistant message that carries tool
+    calls; tool-call ``arguments`` given as a JSON string are parsed.
+    """
+    role = raw.get("role")
+    if role not in ROLES:
+        if role is None:
+            raise MessageError(f"{where}: a message needs a 'role' (one of system, user, assistant, tool)")
+        raise MessageError(f"{where}: unknown role {role!r}; expected one of system, user, assistant, tool")
+    raw_calls = raw.get("tool_calls") or ()
+    if not isinstance(raw_calls, (list, tuple)):
+        raise MessageError(f"{where}.tool_calls: expected a list, got {_type_name(raw_calls)}")
+    if raw_calls and role != "assistant":
+        raise MessageError(f"{where}: only assistant messages carry tool_calls, not {role}")
+    calls = tuple(_tool_call_from(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(raw_calls))
+    value = raw.get("content")
+    if value is None:
+        if not (role == "assistant" and calls):
+            raise MessageError(f"{where}: content is missing; only an assistant message with tool_calls may omit it")
+        content: str | tuple[ContentPart, ...] = ""
+    else:
+        content = _content_from(value, f"{where}.content")
+    tool_call_id = raw.get("tool_call_id")
+    if tool_call_id is not None and not isinstance(tool_call_id, str):
+        raise MessageError(f"{where}.tool_call_id: expected str, got {_type_name(tool_call_id)}")
+    name = raw.get("name")
+    if name is not None and not isinstance(name, str):
+        raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
+    return Message(role, content, calls, tool_call_id, name)
+
+
+def normalize_history(history: object, where: str = "history") -> tuple[Turn, ...]:
+    """Validate ``history`` and return it as an immutable tuple of turns.
+
+    >>> normalize_history([["hi", "hello"], {"role": "user", "content": "bye"}])[0]
+    ('hi', 'hello')
+    """
+    if history is None:
+        return ()
+    if not isinstance(history, (list, tuple)):
+        raise HistoryError(
+            f"{where}: expected a list of [question, answer] pairs or message dicts, got {_type_name(history)}"
+        )
+    for item in history:  # the common case, checked cheaply first: only [question, answer] pairs
+        if type(item) is not list or len(item) != 2 or type(item[0]) is not str or type(item[1]) is not str:
+            break
+    else:
+        return tuple(map(tuple, history))  # type: ignore[arg-type]
+    turns: list[Turn] = []
+    for i, item in enumerate(history):
+        if type(item) is list and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
+            turns.append((item[0], item[1]))  # the common case, checked cheaply first
+        elif isinstance(item, Mapping):
+            turns.append(message_from_dict(item, f"{where}[{i}]"))
+        elif isinstance(item, (list, tuple)) and not isinstance(item, Message) and len(item) == 2:
+            question, answer = item
+            if type(question) is not str or type(answer) is not str:
+                bad = question if type(question) is not str else answer
+                raise HistoryError(
+                    f"{where}[{i}]: a [question, answer] pair holds two str, got {_type_name(bad)}"
+                )
+            turns.append((question, answer))
+        elif isinstance(item, Message):
+            turns.append(item)
+        else:
+            shape = f"a {len(item)}-item {_type_name(item)}" if isinstance(item, (list, tuple)) else _type_name(item)
+            raise HistoryError(f"{where}[{i}]: expected [question, answer] or a message dict, got {shape}")
+    return tuple(turns)
+
+
+def messages_from(value: object, where: str) -> tuple[Message, ...]:
+    """A message dict or a list of message dicts (the current turn) as messages."""
+    if isinstance(value, Mapping):
+        return (message_from_dict(value, where),)
+    items: Sequence[Any] = value  # type: ignore[assignment]
+    return tuple(message_from_dict(m, f"{where}[{i}]") for i, m in enumerate(items))

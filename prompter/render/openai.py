@@ -1,0 +1,80 @@
+"""The OpenAI chat-completions dialect: ``{"messages": [...], "tools": [...]}``.
+
+Many providers speak it (DeepSeek, Qwen's compatible mode, Kimi, GLM, vLLM,
+Ollama's /v1, ...). Its message list is also what a model's chat template
+consumes, so the local text renderer starts from :func:`openai_messages`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prompter.conversation import Conversation
+from prompter.messages import ContentPart, Message
+
+__all__ = ["message_dict", "openai_messages", "render_openai"]
+
+
+def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if part.type == "text":
+            parts.append({"type": "text", "text": part.text})
+        else:
+            image: dict[str, Any] = {"url": part.url}
+            if part.detail is not None:
+                image["detail"] = part.detail
+            parts.append({"type": "image_url", "image_url": image})
+    return parts
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A fresh OpenAI message dict for ``message``."""
+    out: dict[str, Any] = {"role": message.role, "content": _content(message.content)}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def openai_messages(conv: Conversation) -> list[dict[str, Any]]:
+    """The conversation as a fresh list of OpenAI message dicts."""
+    messages: list[dict[str, Any]] = []
+    system = conv.system_text
+    if system:
+        messages.append({"role": "system", "content": system})
+    for turn in conv.history:
+        if type(turn) is tuple:
+            messages.append({"role": "user", "content": turn[0]})
+            messages.append({"role": "assistant", "content": turn[1]})
+        else:
+            messages.append(message_dict(turn))  # type: ignore[arg-type]
+    if conv.current:
+        if conv.user:
+            messages.append({"role": "user", "content": conv.user})
+        messages.extend(message_dict(m) for m in conv.current)
+    else:
+        messages.append({"role": "user", "content": conv.user + conv.input})
+    if conv.label is not None:
+        messages.append({"role": "assistant", "content": conv.label})
+    return messages
+
+
+def render_openai(conv: Conversation) -> dict[str, Any]:
+    """``{"messages": [...]}`` plus ``"tools"`` when the conversation has tools."""
+    body: dict[str, Any] = {"messages": openai_messages(conv)}
+    if conv.tools is not None and len(conv.tools):
+        body["tools"] = conv.tools.as_list()
+    return body

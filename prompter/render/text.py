@@ -1,0 +1,145 @@
+"""The delimited string for a local model.
+
+Two ways to get there:
+
+* with no model bound, the prompter's own *layout* (its declared string
+  template, e.g. Chat's ``{sos}{system}{instruction}{tools}{eos}\\n\\n{history}...``)
+  is filled with the generic format's delimiters;
+* with a model bound, the model's own chat template renders the OpenAI message
+  list (:mod:`prompter.render.openai`), so the bytes are exactly the model's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from prompter.conversation import Conversation
+from prompter.instruction import InstructionTemplate
+from prompter.messages import Message, Turn, text_of
+from prompter.render.openai import openai_messages
+
+if TYPE_CHECKING:
+    from prompter.model_format import ModelFormat
+
+__all__ = ["LAYOUT_FIELDS", "LayoutPlan", "render_layout", "render_with_model", "tools_block"]
+
+#: The fields a prompter's declared string template may use.
+LAYOUT_FIELDS = frozenset(
+    ("sos", "eos", "soh", "eoh", "soa", "eoa", "system", "instruction", "tools", "history", "user", "input")
+)
+
+TOOLS_HEADER = "### Function-call Tools. \n\n"
+
+
+def tools_block(conv: Conversation) -> str:
+    """``### Function-call Tools. \\n\\n<json>\\n\\n``, or "" without tools."""
+    tools = conv.tools
+    if tools is None or not len(tools):
+        return ""
+    return TOOLS_HEADER + tools.json + "\n\n"
+
+
+def _tool_calls_text(message: Message, fmt: ModelFormat) -> str:
+    calls = [
+        fmt.tool_call_start
+        + json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+        + fmt.tool_call_end
+        for call in message.tool_calls
+    ]
+    return "\n".join(calls)
+
+
+def _message_text(message: Message, fmt: ModelFormat, where: str, bare_user: bool = False) -> str:
+    text = text_of(message.content, where)
+    role = message.role
+    if role == "user":
+        return text if bare_user else fmt.soh + text + fmt.eoh
+    if role == "assistant":
+        if message.tool_calls:
+            calls = _tool_calls_text(message, fmt)
+            text = text + "\n" + calls if text else calls
+        return fmt.soa + text + fmt.eoa
+    if role == "system":
+        return fmt.sos + text + fmt.eos
+    # a tool result: its own frame where the format has one, else a user turn
+    if fmt.soe or fmt.eoe:
+        return fmt.soe + text + fmt.eoe
+    return text if bare_user else fmt.soh + text + fmt.eoh
+
+
+def _history_text(history: tuple[Turn, ...], fmt: ModelFormat) -> str:
+    soh, eoh, soa, eoa = fmt.soh, fmt.eoh, fmt.soa, fmt.eoa
+    parts: list[str] = []
+    for i, turn in enumerate(history):
+        if type(turn) is tuple:
+            parts += (soh, turn[0], eoh, soa, turn[1], eoa)
+        else:
+            parts.append(_message_text(turn, fmt, f"history[{i}].content"))  # type: ignore[arg-type]
+    return "".join(parts)
+
+
+def _input_text(conv: Conversation, fmt: ModelFormat) -> str:
+    if not conv.current:
+        return conv.input
+    return "\n".join(
+        _message_text(m, fmt, f"input[{i}].content", bare_user=True) for i, m in enumerate(conv.current)
+    )
+
+
+_FIELD_VALUES: dict[str, Callable[[Conversation, ModelFormat], str]] = {
+    "system": lambda conv, fmt: conv.system,
+    "instruction": lambda conv, fmt: conv.instruction,
+    "user": lambda conv, fmt: conv.user,
+    "tools": lambda conv, fmt: tools_block(conv),
+    "history": lambda conv, fmt: _history_text(conv.history, fmt) if conv.history else "",
+    "input": _input_text,
+}
+
+
+class LayoutPlan:
+    """A prompter's layout with everything constant for one prompter and format folded in.
+
+    ``constants`` fills fields that cannot change between calls (the system
+    prompt, an instruction without slots, tools locked at construction), so a
+    call only computes the fields that remain.
+    """
+
+    __slots__ = ("_fields", "_pieces", "fmt")
+
+    def __init__(self, layout: InstructionTemplate, fmt: ModelFormat, constants: Mapping[str, str]) -> None:
+        tokens = {
+            "sos": fmt.sos,
+            "eos": fmt.eos,
+            "soh": fmt.soh,
+            "eoh": fmt.eoh,
+            "soa": fmt.soa,
+            "eoa": fmt.eoa,
+        }
+        pieces, positions = layout.partial({**tokens, **constants}).pieces
+        self._pieces = pieces
+        self._fields = tuple((index, _FIELD_VALUES[name]) for index, name in positions)
+        self.fmt = fmt
+
+    def render(self, conv: Conversation) -> str:
+        """The layout filled with ``conv``."""
+        fmt = self.fmt
+        pieces = self._pieces.copy()
+        for index, value in self._fields:
+            pieces[index] = value(conv, fmt)
+        text = "".join(pieces)
+        if conv.label is not None:
+            text += conv.label
+        return text
+
+
+def render_layout(layout: InstructionTemplate, conv: Conversation, fmt: ModelFormat) -> str:
+    """Fill a prompter's declared layout with ``conv`` and ``fmt``'s delimiters (no caching)."""
+    return LayoutPlan(layout, fmt, {}).render(conv)
+
+
+def render_with_model(conv: Conversation, fmt: ModelFormat) -> str:
+    """Exactly what ``fmt``'s chat template renders for the conversation."""
+    tools = conv.tools.as_list() if conv.tools is not None and len(conv.tools) else None
+    return fmt.render(openai_messages(conv), tools=tools, add_generation_prompt=conv.label is None)

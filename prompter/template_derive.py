@@ -1,0 +1,269 @@
+"""Deriving fixed per-role strings from a chat template, and the fast path that uses them.
+
+Many chat templates are, in effect, fixed strings around each message:
+``<|im_start|>user\\n`` + content + ``<|im_end|>\\n``.  :func:`derive_layout`
+finds those strings by *probing*: it renders conversations whose contents are
+private-use sentinels, reads the strings between the sentinels, and then checks
+the result against the template on every shape it probes (with and without a
+system message, one to four rounds, assistant last, with and without the
+generation prompt, contents that are empty, padded with whitespace, or that
+contain the template's own string literals).  Only a layout that reproduces
+the template on all of them is returned; any difference means ``None`` and the
+template itself renders.
+
+A layout may carry preconditions learnt from the probes: contents are stripped
+(``| trim``), contents must not be empty, or contents must not contain certain
+literals (``</think>``).  A conversation that does not meet them, or that is not
+*(system) user assistant user ... * with plain string contents, is rendered by
+the template.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from prompter.chat_template import CompiledTemplate, compile_template, render_template
+from prompter.errors import PromptError
+
+__all__ = ["Layout", "derive_layout", "system_supported"]
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
+def _sentinel(i: int) -> str:
+    return _OPEN + chr(0xE100 + i) + _CLOSE
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Fixed strings that reproduce one template (for one tools value), verified by probing."""
+
+    bos: str
+    """Written first, with or without a system message."""
+    sos: str
+    eos: str
+    soh: str
+    eoh: str
+    soa: str
+    eoa: str
+    generation_prompt: str
+    default_block: str | None
+    """What the template writes after ``bos`` when there is no system message (None: nothing)."""
+    default_system: str | None
+    """The default system prompt inside ``default_block``, when it decomposes as sos + text + eos."""
+    system_ok: bool
+    """Whether a leading system message can take the fast path."""
+    strip: bool
+    """Whether the template strips message content."""
+    nonempty: bool
+    """Whether the fast path needs every content to be non-empty."""
+    avoid: tuple[str, ...]
+    """Substrings that send a conversation to the template (the template branches on them)."""
+
+    def render(self, messages: Sequence[Any], add_generation_prompt: bool) -> str | None:
+        """The prompt by concatenation, or None when ``messages`` is outside what was verified."""
+        parts = self.pieces(messages, add_generation_prompt)
+        return None if parts is None else "".join(parts)
+
+    def pieces(self, messages: Sequence[Any], add_generation_prompt: bool) -> list[str] | None:
+        """The prompt as alternating markup / content pieces (even indexes are markup)."""
+        if type(messages) is not list or not messages:
+            return None
+        strip, nonempty, avoid = self.strip, self.nonempty, self.avoid
+        out = [self.bos]
+        first = messages[0]
+        start = 0
+        if type(first) is dict and first.get("role") == "system":
+            if not self.system_ok:
+                return None
+            content = first.get("content")
+            if type(content) is not str or len(first) != 2:
+                return None
+            out[0] += self.sos
+            out.append(content.strip() if strip else content)
+            out.append(self.eos)
+            start = 1
+        elif self.default_block is not None:
+            out[0] += self.default_block
+        soh, eoh, soa, eoa = self.soh, self.eoh, self.soa, self.eoa
+        user = True
+        for message in messages[start:] if start else messages:
+            if type(message) is not dict or len(message) != 2:
+                return None
+            content = message.get("content")
+            if type(content) is not str or message.get("role") != ("user" if user else "assistant"):
+                return None
+            if avoid:
+                for literal in avoid:
+                    if literal in content:
+                        return None
+            if strip:
+                content = content.strip()
+            if nonempty and not content:
+                return None
+            out[-1] += soh if user else soa
+            out.append(content)
+            out.append(eoh if user else eoa)
+            user = not user
+        if user and len(messages) == start:
+            return None
+        if add_generation_prompt:
+            out[-1] += self.generation_prompt
+        return out
+
+
+_SHAPES: tuple[tuple[str, ...], ...] = (
+    ("user",),
+    ("system", "user"),
+    ("user", "assistant"),
+    ("system", "user", "assistant"),
+    ("user", "assistant", "user"),
+    ("system", "user", "assistant", "user"),
+    ("user", "assistant", "user", "assistant", "user"),
+    ("system", "user", "assistant", "user", "assistant", "user", "assistant"),
+)
+
+_LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
+
+
+def _literals(source: str) -> list[str]:
+    found: list[str] = []
+    for match in _LITERAL.finditer(source):
+        text = match.group(1) if match.group(1) is not None else match.group(2)
+        text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
+        if text.strip() and len(text) <= 40 and text not in found and not text.isidentifier():
+            found.append(text)
+    return found[:60]
+
+
+def _probe(
+    compiled: CompiledTemplate, context: dict[str, Any]
+) -> Callable[[Sequence[tuple[str, str]], bool], str | None]:
+    def render(messages: Sequence[tuple[str, str]], add_generation_prompt: bool) -> str | None:
+        ctx = dict(context)
+        ctx["messages"] = [{"role": r, "content": c} for r, c in messages]
+        ctx["add_generation_prompt"] = add_generation_prompt
+        try:
+            return render_template(compiled, ctx, time_budget=2.0)
+        except PromptError:
+            return None
+
+    return render
+
+
+def _split(text: str | None, sentinels: Sequence[str]) -> list[str] | None:
+    """``text`` cut at the sentinels, which must each appear once, in order."""
+    if text is None:
+        return None
+    pieces = []
+    pos = 0
+    for s in sentinels:
+        at = text.find(s, pos)
+        if at < 0 or text.count(s) != 1:
+            return None
+        pieces.append(text[pos:at])
+        pos = at + len(s)
+    pieces.append(text[pos:])
+    return pieces
+
+
+def _context(bos_token: str | None, eos_token: str | None, tools_json: str | None) -> dict[str, Any]:
+    ctx: dict[str, Any] = {}
+    if bos_token is not None:
+        ctx["bos_token"] = bos_token
+    if eos_token is not None:
+        ctx["eos_token"] = eos_token
+    ctx["tools"] = None if tools_json is None else json.loads(tools_json)
+    ctx["documents"] = None
+    return ctx
+
+
+@lru_cache(maxsize=256)
+def system_supported(source: str, bos_token: str | None, eos_token: str | None) -> bool:
+    """Whether the template renders a leading system message's content (some raise, some drop it)."""
+    render = _probe(compile_template(source), _context(bos_token, eos_token, None))
+    s0, s1 = _sentinel(0), _sentinel(1)
+    text = render([("system", s0), ("user", s1)], True)
+    return text is not None and s0 in text
+
+
+def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layout | None:
+    s = [_sentinel(i) for i in range(4)]
+    u = _split(render([("user", s[1])], False), s[1:2])
+    ug = _split(render([("user", s[1])], True), s[1:2])
+    ua = _split(render([("user", s[1]), ("assistant", s[2])], False), s[1:3])
+    uau = _split(render([("user", s[1]), ("assistant", s[2]), ("user", s[3])], False), s[1:4])
+    if u is None or ug is None or ua is None or uau is None:
+        return None
+    if ug[0] != u[0] or not ug[1].startswith(u[1]):
+        return None
+    generation_prompt = ug[1][len(u[1]):]
+    eoh, eoa = uau[3], ua[2]
+    if not uau[1].startswith(eoh) or not uau[2].startswith(eoa):
+        return None
+    soa, soh = uau[1][len(eoh):], uau[2][len(eoa):]
+    if not uau[0].endswith(soh):
+        return None
+    head = uau[0][: len(uau[0]) - len(soh)]
+    bos = bos_token if bos_token and head.startswith(bos_token) else ""
+    rest = head[len(bos):]
+    su = _split(render([("system", s[0]), ("user", s[1])], False), s[0:2])
+    sos = eos = ""
+    system_ok = False
+    if su is not None and su[0].startswith(bos) and su[1].endswith(soh):
+        sos, eos = su[0][len(bos):], su[1][: len(su[1]) - len(soh)]
+        system_ok = True
+    default_system = None
+    if rest and system_ok and len(rest) >= len(sos) + len(eos) and rest.startswith(sos) and rest.endswith(eos):
+        default_system = rest[len(sos): len(rest) - len(eos)]
+    return Layout(bos, sos, eos, soh, eoh, soa, eoa, generation_prompt, rest or None, default_system,
+                  system_ok, False, False, ())
+
+
+def _agrees(layout: Layout, render: Callable[..., str | None], contents: Callable[[int], str]) -> bool:
+    for shape in _SHAPES:
+        if shape[0] == "system" and not layout.system_ok:
+            continue
+        messages = [(role, contents(i)) for i, role in enumerate(shape)]
+        for add in (False, True):
+            expected = layout.render([{"role": r, "content": c} for r, c in messages], add)
+            if expected is None or render(messages, add) != expected:
+                return False
+    return True
+
+
+@lru_cache(maxsize=256)
+def derive_layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
+    """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None."""
+    compiled = compile_template(source)
+    if compiled.uses("strftime_now"):
+        return None  # the output depends on the date, so no string can be fixed
+    render = _probe(compiled, _context(bos_token, eos_token, tools_json))
+    layout = _candidate(render, bos_token)
+    if layout is None or not _agrees(layout, render, _sentinel):
+        return None
+    padded: Callable[[int], str] = lambda i: "  " + _sentinel(i) + " \n"  # noqa: E731
+    if not _agrees(layout, render, padded):
+        layout = _replace(layout, strip=True)
+        if not _agrees(layout, render, padded) or not _agrees(layout, render, _sentinel):
+            return None
+    if not _agrees(layout, render, lambda i: ""):
+        layout = _replace(layout, nonempty=True)
+    avoid = []
+    for literal in _literals(source):
+        if not _agrees(layout, render, lambda i, lit=literal: _sentinel(i) + lit + _sentinel(i + 20)):
+            avoid.append(literal)
+    if avoid:
+        layout = _replace(layout, avoid=tuple(avoid))
+    return layout
+
+
+def _replace(layout: Layout, **changes: Any) -> Layout:
+    import dataclasses
+
+    return dataclasses.replace(layout, **changes)

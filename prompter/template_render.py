@@ -1,0 +1,321 @@
+"""OpenAI-style messages through a chat template: validation, normalisation, tools, spans.
+
+What a template sees is what ``transformers`` gives it (keys whose value is
+``None`` dropped, a plain-data copy, ``reasoning_content``/``thinking`` aliased,
+``bos_token``/``eos_token`` and the caller's keyword arguments as variables),
+after three normalisations OpenAI-style callers need:
+
+* an assistant's ``content: None`` (a tool-call turn) becomes ``""``;
+* a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a
+  template's ``| tojson`` does not encode it twice;
+* a content list (``[{"type": "text", "text": ...}, ...]``) reaches a text-only
+  template as its text parts joined with ``"\\n"``; an image there is an
+  :class:`~prompter.errors.UnsupportedContentError`.
+
+Tools never vanish: a template that does not read ``tools`` gets them as a block
+of text (:data:`TOOLS_PREAMBLE` and one JSON schema per line) at the end of the
+system message, in a system message of their own when there is none, or at the
+start of the first user message when the template cannot carry a system message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prompter.chat_template import CompiledTemplate, render_template
+from prompter.errors import MessageError, TemplateError, ToolsError, UnsupportedContentError
+
+__all__ = [
+    "TOOLS_PREAMBLE",
+    "inject_tools",
+    "plain",
+    "prepare_messages",
+    "prepare_tools",
+    "render_jinja",
+    "spans_by_sentinels",
+    "tools_text",
+]
+
+TOOLS_PREAMBLE = "# Tools\n\nYou may call the following functions. Their JSON schemas, one per line:\n"
+"""The first line of the tools block given to templates that ignore ``tools``."""
+
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def plain(value: Any) -> Any:
+    """A fresh copy of ``value`` made of plain JSON-like types (as transformers does)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return f"<{type(value).__name__}>"
+
+
+def _text_parts(content: list[Any], where: str) -> str:
+    texts = []
+    for j, part in enumerate(content):
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, dict):
+            raise MessageError(f"{where}[{j}]: expected a content part dict, got {type(part).__name__}")
+        kind = part.get("type", "text")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            raise UnsupportedContentError(
+                f"{where}[{j}]: a {kind!r} part cannot be rendered by this text-only chat template; "
+                "send text only, or use a model format whose template handles it"
+            )
+    return "\n".join(texts)
+
+
+def _tool_call(call: Any, where: str) -> Any:
+    if not isinstance(call, dict):
+        raise MessageError(f"{where}: expected a tool call dict, got {type(call).__name__}")
+    call = {k: v for k, v in call.items() if v is not None}
+    function = call.get("function")
+    if isinstance(function, dict):
+        function = {k: v for k, v in function.items() if v is not None}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                function["arguments"] = parsed
+        call["function"] = function
+    return call
+
+
+def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]:
+    """Validate OpenAI-style ``messages`` and return a normalised plain-data copy."""
+    if not isinstance(messages, (list, tuple)):
+        raise MessageError(f"messages: expected a list of message dicts, got {type(messages).__name__}")
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, Mapping):
+            raise MessageError(f"{where}: expected a message dict with 'role' and 'content', got "
+                               f"{type(message).__name__}")
+        role = message.get("role")
+        if role is None:
+            raise MessageError(f"{where}: missing 'role' (one of 'system', 'user', 'assistant', 'tool')")
+        if not isinstance(role, str):
+            raise MessageError(f"{where}.role: expected str, got {type(role).__name__}")
+        msg: dict[str, Any] = plain({k: v for k, v in message.items() if v is not None})
+        content = msg.get("content")
+        if content is None:
+            msg["content"] = ""
+        elif isinstance(content, list):
+            if not multimodal:
+                msg["content"] = _text_parts(content, f"{where}.content")
+        elif not isinstance(content, str):
+            raise MessageError(f"{where}.content: expected str, a list of content parts or None, "
+                               f"got {type(content).__name__}")
+        calls = msg.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                raise MessageError(f"{where}.tool_calls: expected a list, got {type(calls).__name__}")
+            msg["tool_calls"] = [_tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls)]
+        reasoning = next((msg[k] for k in _REASONING_FIELDS if msg.get(k) is not None), None)
+        if reasoning is not None:
+            msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}
+        out.append(msg)
+    return out
+
+
+def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """Validate ``tools`` (a list of JSON-schema dicts) and copy it."""
+    if tools is None:
+        return None
+    if not isinstance(tools, (list, tuple)):
+        raise ToolsError(f"tools: expected a list of tool dicts, got {type(tools).__name__}")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise ToolsError(f"tools[{i}]: expected a tool dict (a JSON schema), got {type(tool).__name__}")
+    return plain(list(tools))  # type: ignore[no-any-return]
+
+
+def tools_text(tools: Sequence[Any]) -> str:
+    """The tools block for templates that ignore ``tools``: preamble + one JSON schema per line."""
+    return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+
+
+def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool) -> list[dict[str, Any]]:
+    """Put the tools block into the conversation (a new list; ``messages`` is not changed)."""
+    block = tools_text(tools)
+    out = list(messages)
+    if system_ok:
+        if out and out[0].get("role") == "system":
+            content = out[0].get("content") or ""
+            if isinstance(content, list):
+                content = [*content, {"type": "text", "text": block}]
+            else:
+                content = content + "\n\n" + block if content else block
+            out[0] = {**out[0], "content": content}
+        else:
+            out.insert(0, {"role": "system", "content": block})
+        return out
+    for i, message in enumerate(out):
+        if message.get("role") == "user":
+            content = message.get("content") or ""
+            if isinstance(content, list):
+                content = [{"type": "text", "text": block}, *content]
+            else:
+                content = block + "\n\n" + content if content else block
+            out[i] = {**message, "content": content}
+            return out
+    out.insert(0, {"role": "user", "content": block})
+    return out
+
+
+def render_jinja(
+    compiled: CompiledTemplate,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    special: Mapping[str, Any],
+    kwargs: Mapping[str, Any],
+    time_budget: float,
+) -> str:
+    """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
+    context: dict[str, Any] = {**special, **plain(dict(kwargs))}
+    context.update(messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt)
+    return render_template(compiled, context, time_budget=time_budget)
+
+
+# -- content spans ---------------------------------------------------------------------------------
+
+_PAIRS = (("\ue000", "\ue001"), ("\U000f0000", "\U000f0001"), ("\U00100000", "\U00100001"))
+
+
+def _wrap_str(value: str, op: str, cl: str) -> str:
+    core = value.strip()
+    if not core:
+        return value
+    start = value.index(core)
+    return value[:start] + op + core + cl + value[start + len(core):]
+
+
+def _wrap_leaves(value: Any, op: str, cl: str) -> Any:
+    if isinstance(value, str):
+        return _wrap_str(value, op, cl)
+    if isinstance(value, dict):
+        return {_wrap_leaves(k, op, cl): _wrap_leaves(v, op, cl) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wrap_leaves(v, op, cl) for v in value]
+    return value
+
+
+def _wrap_message(message: dict[str, Any], op: str, cl: str) -> dict[str, Any]:
+    out = dict(message)
+    content = out.get("content")
+    if isinstance(content, str):
+        out["content"] = _wrap_str(content, op, cl)
+    elif isinstance(content, list):
+        out["content"] = [
+            {**p, "text": _wrap_str(p["text"], op, cl)} if isinstance(p, dict) and isinstance(p.get("text"), str)
+            else p
+            for p in content
+        ]
+    for key in _REASONING_FIELDS:
+        if isinstance(out.get(key), str):
+            out[key] = _wrap_str(out[key], op, cl)
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        wrapped = []
+        for call in calls:
+            call = dict(call)
+            function = call.get("function")
+            if isinstance(function, dict):
+                function = dict(function)
+                if isinstance(function.get("name"), str):
+                    function["name"] = _wrap_str(function["name"], op, cl)
+                if "arguments" in function:
+                    function["arguments"] = _wrap_leaves(function["arguments"], op, cl)
+                call["function"] = function
+            wrapped.append(call)
+        out["tool_calls"] = wrapped
+    return out
+
+
+def _contains(value: Any, chars: tuple[str, str]) -> bool:
+    if isinstance(value, str):
+        return chars[0] in value or chars[1] in value
+    if isinstance(value, dict):
+        return any(_contains(k, chars) or _contains(v, chars) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_contains(v, chars) for v in value)
+    return False
+
+
+def spans_by_sentinels(
+    messages: list[dict[str, Any]],
+    text: str,
+    render: Any,
+    source: str,
+) -> tuple[tuple[int, int], ...]:
+    """Locate the content in ``text`` by rendering again with each content piece between sentinels.
+
+    ``render(messages) -> str`` renders a message list exactly as ``text`` was rendered.
+    The sentinel rendering must give ``text`` back once the sentinels are removed,
+    and the sentinels must pair up; otherwise the spans cannot be trusted and
+    :class:`TemplateError` is raised rather than wrong spans returned.
+    """
+    pair = next(
+        (p for p in _PAIRS if p[0] not in source and p[1] not in source and not _contains(messages, p)), None
+    )
+    if pair is None:
+        raise TemplateError("content spans: the messages contain every sentinel character; cannot locate content")
+    op, cl = pair
+    marked = render([_wrap_message(m, op, cl) for m in messages])
+    if marked.replace(op, "").replace(cl, "") != text:
+        raise TemplateError(
+            "content spans: this chat template transforms message content in a way that cannot be traced "
+            "back to the output; spans are not available for this conversation"
+        )
+    spans: list[tuple[int, int]] = []
+    removed = 0
+    start: int | None = None
+    for pos, ch in enumerate(marked):
+        if ch == op:
+            if start is not None:
+                raise TemplateError("content spans: the template reordered message content")
+            start = pos - removed
+            removed += 1
+        elif ch == cl:
+            if start is None:
+                raise TemplateError(
+                    "content spans: the template keeps only part of a message's content; "
+                    "spans are not available for this conversation"
+                )
+            end = pos - removed
+            removed += 1
+            if end > start:
+                if spans and spans[-1][1] == start:
+                    spans[-1] = (spans[-1][0], end)
+                else:
+                    spans.append((start, end))
+            start = None
+    if start is not None:
+        raise TemplateError("content spans: the template keeps only part of a message's content")
+    return tuple(spans)
