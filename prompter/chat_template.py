@@ -71,7 +71,9 @@ def _check_time() -> None:
 def _check_size(value: Any) -> Any:
     budget = _BUDGET.get()
     if budget is not None and isinstance(value, (str, list, tuple)) and len(value) > budget.max_chars:
-        raise TemplateError(f"chat template built a value of {len(value)} items, over the cap of {budget.max_chars}")
+        raise TemplateError(
+            f"chat template built a value of {len(value)} items, over the cap of {budget.max_chars}"
+        )
     return value
 
 
@@ -117,7 +119,9 @@ def _guarded_iter(value: Any) -> Iterator[Any]:
     deadline = budget.deadline
     for n, item in enumerate(value):
         if not n & 255 and time.monotonic() > deadline:
-            raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
+            raise TemplateTimeoutError(
+                "chat template ran past its time budget; is it looping over a huge range?"
+            )
         yield item
 
 
@@ -164,9 +168,11 @@ def _environment() -> Any:
         @staticmethod
         def _check_name(name: Any) -> None:
             if isinstance(name, str) and name.startswith("_"):
-                raise SecurityError(f"chat templates cannot store underscore-prefixed attributes, got {name!r}")
+                raise SecurityError(
+                    f"chat templates cannot store underscore-prefixed attributes, got {name!r}"
+                )
 
-    class _Guard(NodeTransformer):  # type: ignore[misc]
+    class _Guard(NodeTransformer):
         """Rewrites the parsed template: loops and ``~`` concatenations are budgeted."""
 
         def visit_For(self, node: Any) -> Any:
@@ -178,7 +184,7 @@ def _environment() -> Any:
             node = self.generic_visit(node)
             return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
 
-    class BudgetedSandbox(ImmutableSandboxedEnvironment):  # type: ignore[misc]
+    class BudgetedSandbox(ImmutableSandboxedEnvironment):
         """The immutable sandbox with a deadline on calls and a size cap on operators."""
 
         intercepted_binops = frozenset({"*", "**", "+", "%", "//"})
@@ -188,13 +194,14 @@ def _environment() -> Any:
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
             _check_time()
-            if getattr(__obj, "__name__", None) in _SIZE_METHODS and isinstance(
-                getattr(__obj, "__self__", None), str
+            target = getattr(__obj, "__wrapped__", __obj)
+            if getattr(target, "__name__", None) in _SIZE_METHODS and isinstance(
+                getattr(target, "__self__", None), str
             ):
                 for arg in args:
                     if isinstance(arg, int) and arg > _current_max_chars():
                         raise TemplateError(f"chat template asked for a string of {arg} characters")
-                if __obj.__name__ == "format" and _HUGE_WIDTH.search(__obj.__self__):
+                if target.__name__ == "format" and _HUGE_WIDTH.search(target.__self__):
                     raise TemplateError("chat template format string asks for a huge width")
             return _check_size(super().call(__context, __obj, *args, **kwargs))
 

@@ -228,4 +228,7 @@ def messages_from(value: object, where: str) -> tuple[Message, ...]:
     if isinstance(value, Mapping):
         return (message_from_dict(value, where),)
     items: Sequence[Any] = value  # type: ignore[assignment]
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise MessageError(f"{where}[{i}]: expected a message dict, got {_type_name(item)}")
     return tuple(message_from_dict(m, f"{where}[{i}]") for i, m in enumerate(items))

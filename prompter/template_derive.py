@@ -84,8 +84,16 @@ class Layout:
             content = first.get("content")
             if type(content) is not str or len(first) != 2:
                 return None
+            if avoid:
+                for literal in avoid:
+                    if literal in content:
+                        return None
+            if strip:
+                content = content.strip()
+            if nonempty and not content:
+                return None
             out[0] += self.sos
-            out.append(content.strip() if strip else content)
+            out.append(content)
             out.append(self.eos)
             start = 1
         elif self.default_block is not None:
@@ -202,27 +210,47 @@ def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layo
         return None
     if ug[0] != u[0] or not ug[1].startswith(u[1]):
         return None
-    generation_prompt = ug[1][len(u[1]):]
+    generation_prompt = ug[1][len(u[1]) :]
     eoh, eoa = uau[3], ua[2]
     if not uau[1].startswith(eoh) or not uau[2].startswith(eoa):
         return None
-    soa, soh = uau[1][len(eoh):], uau[2][len(eoa):]
+    soa, soh = uau[1][len(eoh) :], uau[2][len(eoa) :]
     if not uau[0].endswith(soh):
         return None
     head = uau[0][: len(uau[0]) - len(soh)]
     bos = bos_token if bos_token and head.startswith(bos_token) else ""
-    rest = head[len(bos):]
+    rest = head[len(bos) :]
     su = _split(render([("system", s[0]), ("user", s[1])], False), s[0:2])
     sos = eos = ""
     system_ok = False
     if su is not None and su[0].startswith(bos) and su[1].endswith(soh):
-        sos, eos = su[0][len(bos):], su[1][: len(su[1]) - len(soh)]
+        sos, eos = su[0][len(bos) :], su[1][: len(su[1]) - len(soh)]
         system_ok = True
     default_system = None
-    if rest and system_ok and len(rest) >= len(sos) + len(eos) and rest.startswith(sos) and rest.endswith(eos):
-        default_system = rest[len(sos): len(rest) - len(eos)]
-    return Layout(bos, sos, eos, soh, eoh, soa, eoa, generation_prompt, rest or None, default_system,
-                  system_ok, False, False, ())
+    if (
+        rest
+        and system_ok
+        and len(rest) >= len(sos) + len(eos)
+        and rest.startswith(sos)
+        and rest.endswith(eos)
+    ):
+        default_system = rest[len(sos) : len(rest) - len(eos)]
+    return Layout(
+        bos,
+        sos,
+        eos,
+        soh,
+        eoh,
+        soa,
+        eoa,
+        generation_prompt,
+        rest or None,
+        default_system,
+        system_ok,
+        False,
+        False,
+        (),
+    )
 
 
 def _agrees(layout: Layout, render: Callable[..., str | None], contents: Callable[[int], str]) -> bool:
@@ -238,10 +266,12 @@ def _agrees(layout: Layout, render: Callable[..., str | None], contents: Callabl
 
 
 @lru_cache(maxsize=256)
-def derive_layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
+def derive_layout(
+    source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None
+) -> Layout | None:
     """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None."""
     compiled = compile_template(source)
-    if compiled.uses("strftime_now"):
+    if "strftime_now" in source:
         return None  # the output depends on the date, so no string can be fixed
     render = _probe(compiled, _context(bos_token, eos_token, tools_json))
     layout = _candidate(render, bos_token)
@@ -256,11 +286,15 @@ def derive_layout(source: str, bos_token: str | None, eos_token: str | None, too
         layout = _replace(layout, nonempty=True)
     avoid = []
     for literal in _literals(source):
-        if not _agrees(layout, render, lambda i, lit=literal: _sentinel(i) + lit + _sentinel(i + 20)):
+        if not _agrees(layout, render, _with_literal(literal)):
             avoid.append(literal)
     if avoid:
         layout = _replace(layout, avoid=tuple(avoid))
     return layout
+
+
+def _with_literal(literal: str) -> Callable[[int], str]:
+    return lambda i: _sentinel(i) + literal + _sentinel(i + 20)
 
 
 def _replace(layout: Layout, **changes: Any) -> Layout:

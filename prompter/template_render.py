@@ -35,7 +35,6 @@ __all__ = [
     "prepare_messages",
     "prepare_tools",
     "render_jinja",
-    "spans_by_sentinels",
     "tools_text",
 ]
 
@@ -114,8 +113,9 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, Mapping):
-            raise MessageError(f"{where}: expected a message dict with 'role' and 'content', got "
-                               f"{type(message).__name__}")
+            raise MessageError(
+                f"{where}: expected a message dict with 'role' and 'content', got {type(message).__name__}"
+            )
         role = message.get("role")
         if role is None:
             raise MessageError(f"{where}: missing 'role' (one of 'system', 'user', 'assistant', 'tool')")
@@ -129,8 +129,10 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
             if not multimodal:
                 msg["content"] = _text_parts(content, f"{where}.content")
         elif not isinstance(content, str):
-            raise MessageError(f"{where}.content: expected str, a list of content parts or None, "
-                               f"got {type(content).__name__}")
+            raise MessageError(
+                f"{where}.content: expected str, a list of content parts or None, "
+                f"got {type(content).__name__}"
+            )
         calls = msg.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
@@ -160,7 +162,9 @@ def tools_text(tools: Sequence[Any]) -> str:
     return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
 
 
-def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool) -> list[dict[str, Any]]:
+def inject_tools(
+    messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool
+) -> list[dict[str, Any]]:
     """Put the tools block into the conversation (a new list; ``messages`` is not changed)."""
     block = tools_text(tools)
     out = list(messages)
@@ -199,123 +203,7 @@ def render_jinja(
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
     context: dict[str, Any] = {**special, **plain(dict(kwargs))}
-    context.update(messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt)
-    return render_template(compiled, context, time_budget=time_budget)
-
-
-# -- content spans ---------------------------------------------------------------------------------
-
-_PAIRS = (("\ue000", "\ue001"), ("\U000f0000", "\U000f0001"), ("\U00100000", "\U00100001"))
-
-
-def _wrap_str(value: str, op: str, cl: str) -> str:
-    core = value.strip()
-    if not core:
-        return value
-    start = value.index(core)
-    return value[:start] + op + core + cl + value[start + len(core):]
-
-
-def _wrap_leaves(value: Any, op: str, cl: str) -> Any:
-    if isinstance(value, str):
-        return _wrap_str(value, op, cl)
-    if isinstance(value, dict):
-        return {_wrap_leaves(k, op, cl): _wrap_leaves(v, op, cl) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_wrap_leaves(v, op, cl) for v in value]
-    return value
-
-
-def _wrap_message(message: dict[str, Any], op: str, cl: str) -> dict[str, Any]:
-    out = dict(message)
-    content = out.get("content")
-    if isinstance(content, str):
-        out["content"] = _wrap_str(content, op, cl)
-    elif isinstance(content, list):
-        out["content"] = [
-            {**p, "text": _wrap_str(p["text"], op, cl)} if isinstance(p, dict) and isinstance(p.get("text"), str)
-            else p
-            for p in content
-        ]
-    for key in _REASONING_FIELDS:
-        if isinstance(out.get(key), str):
-            out[key] = _wrap_str(out[key], op, cl)
-    calls = out.get("tool_calls")
-    if isinstance(calls, list):
-        wrapped = []
-        for call in calls:
-            call = dict(call)
-            function = call.get("function")
-            if isinstance(function, dict):
-                function = dict(function)
-                if isinstance(function.get("name"), str):
-                    function["name"] = _wrap_str(function["name"], op, cl)
-                if "arguments" in function:
-                    function["arguments"] = _wrap_leaves(function["arguments"], op, cl)
-                call["function"] = function
-            wrapped.append(call)
-        out["tool_calls"] = wrapped
-    return out
-
-
-def _contains(value: Any, chars: tuple[str, str]) -> bool:
-    if isinstance(value, str):
-        return chars[0] in value or chars[1] in value
-    if isinstance(value, dict):
-        return any(_contains(k, chars) or _contains(v, chars) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_contains(v, chars) for v in value)
-    return False
-
-
-def spans_by_sentinels(
-    messages: list[dict[str, Any]],
-    text: str,
-    render: Any,
-    source: str,
-) -> tuple[tuple[int, int], ...]:
-    """Locate the content in ``text`` by rendering again with each content piece between sentinels.
-
-    ``render(messages) -> str`` renders a message list exactly as ``text`` was rendered.
-    The sentinel rendering must give ``text`` back once the sentinels are removed,
-    and the sentinels must pair up; otherwise the spans cannot be trusted and
-    :class:`TemplateError` is raised rather than wrong spans returned.
-    """
-    pair = next(
-        (p for p in _PAIRS if p[0] not in source and p[1] not in source and not _contains(messages, p)), None
+    context.update(
+        messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt
     )
-    if pair is None:
-        raise TemplateError("content spans: the messages contain every sentinel character; cannot locate content")
-    op, cl = pair
-    marked = render([_wrap_message(m, op, cl) for m in messages])
-    if marked.replace(op, "").replace(cl, "") != text:
-        raise TemplateError(
-            "content spans: this chat template transforms message content in a way that cannot be traced "
-            "back to the output; spans are not available for this conversation"
-        )
-    spans: list[tuple[int, int]] = []
-    removed = 0
-    start: int | None = None
-    for pos, ch in enumerate(marked):
-        if ch == op:
-            if start is not None:
-                raise TemplateError("content spans: the template reordered message content")
-            start = pos - removed
-            removed += 1
-        elif ch == cl:
-            if start is None:
-                raise TemplateError(
-                    "content spans: the template keeps only part of a message's content; "
-                    "spans are not available for this conversation"
-                )
-            end = pos - removed
-            removed += 1
-            if end > start:
-                if spans and spans[-1][1] == start:
-                    spans[-1] = (spans[-1][0], end)
-                else:
-                    spans.append((start, end))
-            start = None
-    if start is not None:
-        raise TemplateError("content spans: the template keeps only part of a message's content")
-    return tuple(spans)
+    return render_template(compiled, context, time_budget=time_budget)

@@ -17,6 +17,11 @@ __all__ = ["DIALECTS", "render_dialect"]
 # dialect name -> (module, function); imported on first use
 _DIALECTS: dict[str, tuple[str, str]] = {
     "openai": ("prompter.render.openai", "render_openai"),
+    "anthropic": ("prompter.render.anthropic", "render_anthropic"),
+    "gemini": ("prompter.render.gemini", "render_gemini"),
+    "ollama": ("prompter.render.ollama", "render_ollama"),
+    "dashscope": ("prompter.render.dashscope", "render_dashscope"),
+    "zhipu": ("prompter.render.zhipu", "render_zhipu"),
 }
 DIALECTS = frozenset(_DIALECTS)
 _loaded: dict[str, Callable[[Conversation], Any]] = {}

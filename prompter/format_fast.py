@@ -1,0 +1,184 @@
+"""Choosing how a :class:`~prompter.model_format.ModelFormat` renders: fixed strings or the template.
+
+The fast path: a template's derived :class:`~prompter.template_derive.Layout`,
+looked up in a dictionary per (template, tokens) and, with tools, per tools list
+(by identity, confirmed by equality with a snapshot, so a list changed in place
+is noticed).  Everything else goes through :func:`render_full`: validation,
+normalisation, tools injection, the sandboxed template, and content spans.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any
+
+from prompter.chat_template import compile_template
+from prompter.content_spans import locate_content
+from prompter.errors import MessageError, PromptError
+from prompter.template_derive import Layout, derive_layout, system_supported
+from prompter.template_render import (
+    inject_tools,
+    prepare_messages,
+    prepare_tools,
+    render_jinja,
+)
+
+if TYPE_CHECKING:
+    from prompter.model_format import ModelFormat, Rendered
+
+__all__ = ["fast_layout", "render_full"]
+
+_NO_TOOLS: dict[tuple[str, str | None, str | None], Layout | None] = {}
+_BY_TOOLS: dict[tuple[int, str, str | None, str | None], tuple[Any, Any, Layout | None]] = {}
+_MAX_TOOL_ENTRIES = 64
+
+
+def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | None) -> Layout | None:
+    try:
+        return derive_layout(source, bos, eos, tools_json)
+    except PromptError:
+        return None
+
+
+def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
+    """The verified fixed strings for ``fmt``'s template with ``tools``, or None."""
+    source = fmt.chat_template
+    if source is None:
+        return None
+    if tools is None:
+        key = (source, fmt.bos_token, fmt.eos_token)
+        try:
+            return _NO_TOOLS[key]
+        except KeyError:
+            layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
+            return layout
+    tkey = (id(tools), source, fmt.bos_token, fmt.eos_token)
+    entry = _BY_TOOLS.get(tkey)
+    # identity finds the entry; equality with the snapshot notices a list changed in place
+    if entry is not None and entry[0] is tools and entry[1] == tools:
+        return entry[2]
+    try:
+        if not compile_template(source).uses("tools"):
+            return None
+        tools_json = json.dumps(prepare_tools(tools), ensure_ascii=False)
+        snapshot = copy.deepcopy(tools)
+    except (PromptError, TypeError, ValueError):
+        return None
+    layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
+    if len(_BY_TOOLS) >= _MAX_TOOL_ENTRIES:
+        _BY_TOOLS.clear()
+    _BY_TOOLS[tkey] = (tools, snapshot, layout)
+    return layout
+
+
+def _from_pieces(pieces: list[str]) -> Rendered:
+    from prompter.model_format import Rendered
+
+    spans = []
+    pos = 0
+    for i, piece in enumerate(pieces):
+        end = pos + len(piece)
+        if i % 2 and end > pos:
+            spans.append((pos, end))
+        pos = end
+    return Rendered("".join(pieces), tuple(spans))
+
+
+def render_full(
+    fmt: ModelFormat,
+    messages: Any,
+    tools: Any,
+    add_generation_prompt: bool,
+    kwargs: dict[str, Any],
+    want_spans: bool,
+) -> Rendered:
+    """Validate, normalise and render; with ``want_spans``, also locate the content."""
+    from prompter.model_format import Rendered
+
+    source = fmt.chat_template
+    if source is None:
+        return _from_pieces(_fixed_pieces(fmt, messages, tools, add_generation_prompt))
+    compiled = compile_template(source)
+    msgs = prepare_messages(messages, multimodal="image" in source)
+    tools_p = prepare_tools(tools)
+    if tools_p and not compiled.uses("tools"):
+        if _SYSTEM_TOOLS_KEY in source:
+            msgs = _tools_in_system_key(msgs, tools_p)
+        else:
+            system_ok = system_supported(source, fmt.bos_token, fmt.eos_token)
+            msgs = inject_tools(msgs, tools_p, system_ok=system_ok)
+        tools = tools_p = None
+    if not kwargs:
+        layout = fast_layout(fmt, tools)
+        if layout is not None:
+            pieces = layout.pieces(msgs, add_generation_prompt)
+            if pieces is not None:
+                return _from_pieces(pieces)
+    special = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}
+
+    def run(prepared: list[dict[str, Any]]) -> str:
+        return render_jinja(
+            compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget
+        )
+
+    text = run(msgs)
+    spans = locate_content(msgs, text, run, source) if want_spans else ()
+    return Rendered(text, spans)
+
+
+_SYSTEM_TOOLS_KEY = "message['tools']"
+
+
+def _tools_in_system_key(msgs: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Templates such as Phi-4-mini's read the tools as a JSON string under the system message's ``tools``."""
+    text = json.dumps(tools, ensure_ascii=False)
+    if msgs and msgs[0]["role"] == "system":
+        return [{**msgs[0], "tools": text}, *msgs[1:]]
+    return [{"role": "system", "content": "", "tools": text}, *msgs]
+
+
+def _fixed_pieces(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> list[str]:
+    """A template-less format: its fixed strings around each message (markup, content, markup, ...)."""
+    msgs = prepare_messages(messages, multimodal=False)
+    tools_p = prepare_tools(tools)
+    if tools_p:
+        msgs = inject_tools(msgs, tools_p, system_ok=True)
+    pieces = [fmt.bos]
+    if (not msgs or msgs[0]["role"] != "system") and fmt.default_system is not None:
+        pieces[0] += fmt.sos + fmt.default_system + fmt.eos
+    for i, message in enumerate(msgs):
+        role, content = message["role"], message["content"]
+        if role == "system":
+            start, end = fmt.sos, fmt.eos
+        elif role == "user":
+            start, end = fmt.soh, fmt.eoh
+        elif role == "assistant":
+            start, end = fmt.soa, fmt.eoa
+            calls = [
+                fmt.tool_call_start
+                + json.dumps(
+                    {
+                        "name": c.get("function", {}).get("name"),
+                        "arguments": c.get("function", {}).get("arguments"),
+                    },
+                    ensure_ascii=False,
+                )
+                + fmt.tool_call_end
+                for c in message.get("tool_calls", ())
+            ]
+            if calls:
+                joined = "\n".join(calls)
+                content = content + "\n" + joined if content else joined
+        elif role == "tool":
+            start, end = (fmt.soe, fmt.eoe) if fmt.soe or fmt.eoe else (fmt.soh, fmt.eoh)
+        else:
+            raise MessageError(
+                f"messages[{i}].role: {role!r} is not one of 'system', 'user', 'assistant', 'tool'"
+            )
+        pieces[-1] += start
+        pieces.append(content)
+        pieces.append(end)
+    if add_generation_prompt:
+        pieces[-1] += fmt.generation_prompt
+    return pieces

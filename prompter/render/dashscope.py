@@ -1,0 +1,101 @@
+"""DashScope's native generation dialect (Qwen): ``{"input": {"messages": [...]}, "parameters": {...}}``.
+
+The same body serves ``.../services/aigc/text-generation/generation`` and,
+when a message carries an image, ``.../multimodal-generation/generation``.
+What differs from OpenAI's chat completions:
+
+* the messages sit under ``input``; the tools under ``parameters`` (present
+  only with tools; generation options are the caller's to add there);
+* one system message, first: system messages found in the history are folded
+  into it;
+* user and assistant must alternate, so consecutive messages of one role are
+  merged (texts newline-joined);
+* with an image anywhere, every ``content`` is a list of ``{"text": ...}`` and
+  ``{"image": url}`` items, as the multimodal models take it (the URL may be
+  an ``http(s)`` or a ``data:`` URL);
+* a tool result carries the ``tool_call_id`` it answers and the function
+  ``name``.
+
+Tool calls and tools are OpenAI's (arguments as a JSON string).
+
+>>> from prompter.conversation import Conversation
+>>> render_dashscope(Conversation(system="Be brief.", input="hi"))
+{'input': {'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from prompter.conversation import Conversation
+from prompter.messages import ContentPart, Message, text_of
+from prompter.render.anthropic import conversation_messages, lift_system, tool_call_names
+
+__all__ = ["render_dashscope"]
+
+Content = str | list[dict[str, str]]
+
+
+def _has_image(content: str | tuple[ContentPart, ...]) -> bool:
+    return not isinstance(content, str) and any(part.type == "image_url" for part in content)
+
+
+def _items(content: str | tuple[ContentPart, ...]) -> list[dict[str, str]]:
+    if isinstance(content, str):
+        return [{"text": content}]
+    return [{"text": part.text} if part.type == "text" else {"image": part.url} for part in content]
+
+
+def _message(message: Message, where: str, names: Mapping[str, str], multimodal: bool) -> dict[str, Any]:
+    content: Content = _items(message.content) if multimodal else text_of(message.content, f"{where}.content")
+    out: dict[str, Any] = {"role": message.role, "content": content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json},
+            }
+            for call in message.tool_calls
+        ]
+    if message.role == "tool":
+        if message.tool_call_id:
+            out["tool_call_id"] = message.tool_call_id
+        name = names.get(message.tool_call_id or "") or message.name
+        if name:
+            out["name"] = name
+    return out
+
+
+def _merge(first: Content, second: Content) -> Content:
+    if isinstance(first, str) and isinstance(second, str):
+        return "\n".join(text for text in (first, second) if text)
+    return (_items(first) if isinstance(first, str) else first) + (
+        _items(second) if isinstance(second, str) else second
+    )
+
+
+def render_dashscope(conv: Conversation) -> dict[str, Any]:
+    """The body of DashScope's native generation call (without ``model`` and generation options)."""
+    located = conversation_messages(conv)
+    names = tool_call_names(located)
+    system, located = lift_system(conv, located)
+    multimodal = any(_has_image(message.content) for _, message in located)
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": [{"text": system}] if multimodal else system})
+    for where, message in located:
+        item = _message(message, where, names, multimodal)
+        last = messages[-1] if messages else None
+        if last is not None and last["role"] == item["role"] and item["role"] in ("user", "assistant"):
+            last["content"] = _merge(last["content"], item["content"])
+            if "tool_calls" in item:
+                last["tool_calls"] = last.get("tool_calls", []) + item["tool_calls"]
+        else:
+            messages.append(item)
+    body: dict[str, Any] = {"input": {"messages": messages}}
+    if conv.tools is not None and len(conv.tools):
+        body["parameters"] = {"tools": json.loads(conv.tools.json)}
+    return body

@@ -1,0 +1,83 @@
+"""Ollama's native chat dialect (``POST /api/chat``): ``{"messages": [...], "tools": [...]}``.
+
+What differs from OpenAI's chat completions:
+
+* ``content`` is always a string; images travel beside it as
+  ``images: [<base64>, ...]``, so only ``data:`` URLs can be sent (Ollama
+  does not fetch URLs);
+* tool calls are ``{"function": {"name", "arguments"}}`` with the arguments
+  as an object, not a JSON string;
+* a tool result names the function it answers (``tool_name``, found through
+  the ``tool_call_id`` of the earlier call).
+
+Roles and tools are OpenAI's; the model's own template orders the turns, so
+no merging happens here. (Ollama's ``/v1`` endpoint speaks the ``openai``
+dialect itself.)
+
+>>> from prompter.conversation import Conversation
+>>> render_ollama(Conversation(system="Be brief.", input="hi"))
+{'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]}
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
+from prompter.messages import Message
+from prompter.render.anthropic import conversation_messages, split_data_url, tool_call_names
+
+__all__ = ["render_ollama"]
+
+
+def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str, Any]:
+    content = message.content
+    images: list[str] = []
+    if isinstance(content, str):
+        text = content
+    else:
+        texts = []
+        for k, part in enumerate(content):
+            if part.type == "text":
+                texts.append(part.text)
+                continue
+            here = f"{where}.content[{k}]"
+            data = split_data_url(part.url, here)
+            if data is None:
+                raise UnsupportedContentError(
+                    f"{here}: Ollama's /api/chat takes images as base64 data only, not a URL "
+                    f"({part.url[:60]!r}); download the image and pass it as a data: URL"
+                )
+            images.append(data[1])
+        text = "".join(texts)
+    out: dict[str, Any] = {"role": message.role, "content": text}
+    if images:
+        out["images"] = images
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"function": {"name": call.name, "arguments": copy.deepcopy(dict(call.arguments))}}
+            for call in message.tool_calls
+        ]
+    if message.role == "tool":
+        name = names.get(message.tool_call_id or "") or message.name
+        if name:
+            out["tool_name"] = name
+    return out
+
+
+def render_ollama(conv: Conversation) -> dict[str, Any]:
+    """The body of ``POST /api/chat`` (without ``model``, ``options`` and ``stream``)."""
+    located = conversation_messages(conv)
+    names = tool_call_names(located)
+    messages: list[dict[str, Any]] = []
+    if conv.system_text:
+        messages.append({"role": "system", "content": conv.system_text})
+    messages.extend(_message(message, where, names) for where, message in located)
+    body: dict[str, Any] = {"messages": messages}
+    if conv.tools is not None and len(conv.tools):
+        body["tools"] = json.loads(conv.tools.json)
+    return body

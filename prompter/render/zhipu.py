@@ -1,0 +1,39 @@
+"""Zhipu AI's GLM dialect (``POST /api/paas/v4/chat/completions``): ``{"messages": [...], "tools": [...]}``.
+
+GLM speaks OpenAI's chat completions: the same roles, ``tool_calls`` with
+the arguments as a JSON string, tool results as ``role: "tool"`` messages
+with their ``tool_call_id``, images as ``image_url`` parts (GLM-4V models),
+tools as ``{"type": "function", "function": {...}}``. The body keeps to the
+fields GLM documents: a message's ``name`` and an image's ``detail`` are left
+out.
+
+>>> from prompter.conversation import Conversation
+>>> render_zhipu(Conversation(system="Be brief.", input="hi"))
+{'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prompter.conversation import Conversation
+from prompter.render.openai import openai_messages
+
+__all__ = ["render_zhipu"]
+
+
+def render_zhipu(conv: Conversation) -> dict[str, Any]:
+    """The body of GLM's chat completions call (without ``model`` and generation options)."""
+    messages = openai_messages(conv)  # fresh dicts: trimmed in place
+    for message in messages:
+        message.pop("name", None)
+        content = message["content"]
+        if isinstance(content, list):
+            for part in content:
+                if part["type"] == "image_url":
+                    part["image_url"].pop("detail", None)
+    body: dict[str, Any] = {"messages": messages}
+    if conv.tools is not None and len(conv.tools):
+        body["tools"] = json.loads(conv.tools.json)
+    return body

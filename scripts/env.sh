@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Creates (or refreshes) the project's virtual environment in .venv with every
+# extra installed. Sourced by demo.sh and test.sh; safe to run repeatedly.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  # torch first and pinned: the CPU build; an unpinned torch would pull CUDA packages
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[all,dev]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi

@@ -1,0 +1,45 @@
+"""Every python block in README.md and docs/, and every script in examples/, runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def _blocks(page: Path) -> list[str]:
+    return FENCE.findall(page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _blocks(p)], ids=lambda p: p.name)
+def test_docs_code_blocks_run(page: Path) -> None:
+    # blocks of one page run in order in one namespace, as a reader would run them
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    for number, block in enumerate(_blocks(page), 1):
+        code = compile(block, f"{page.name}[block {number}]", "exec")
+        exec(code, namespace)  # noqa: S102 - our own documentation
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_examples_run(script: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.strip(), f"{script.name} printed nothing"
+
+
+def test_every_docs_page_is_in_the_site_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    missing = [p.name for p in (ROOT / "docs").glob("*.md") if p.name not in nav]
+    assert not missing, f"add to mkdocs.yml nav: {missing}"
