@@ -38,6 +38,7 @@ from prompter.errors import (
     ToolsError,
     UnexpectedKeyError,
 )
+from prompter.fastpath import FastPath
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
 from prompter.render import render_dialect
@@ -120,6 +121,7 @@ class PrompterBase:
     """Whether a default system prompt is added."""
 
     _layout: ClassVar[InstructionTemplate]
+    _has_preprocess: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -143,6 +145,7 @@ class PrompterBase:
         if cls.allows_history and "history" not in layout.slots:
             raise DeclarationError(f"{cls.__name__} allows history but its template has no {{history}} field")
         cls._layout = layout
+        cls._has_preprocess = cls.preprocess is not PrompterBase.preprocess if "PrompterBase" in globals() else False
 
     def __init__(
         self,
@@ -194,6 +197,8 @@ class PrompterBase:
         self._enable_system = bool(enable_system) and self.uses_system
         self._library_system = default_system_prompt()
         self._plans: dict[tuple[int, bool], LayoutPlan] = {}
+        self._system = self.system_prompt(None)
+        self._fast = self._compile_fast_path()
 
     # ---- introspection -------------------------------------------------------------
 
@@ -320,7 +325,9 @@ class PrompterBase:
         model_format: ModelFormat | None = None,
     ) -> Conversation:
         """Validate everything and assemble the neutral :class:`Conversation`."""
-        values, text, current = self._split_input(self.preprocess(input))
+        if self._has_preprocess:
+            input = self.preprocess(input)
+        values, text, current = self._split_input(input)
         if history is not None:
             if not self.allows_history:
                 raise HistoryError(f"{type(self).__name__} takes no history; use ChatPrompter for multi-turn")
@@ -329,17 +336,18 @@ class PrompterBase:
                 turns = self._history + turns
         else:
             turns = self._history
-        if label is not None and not isinstance(label, str):
+        if label is not None and type(label) is not str:
             raise PromptTypeError(f"label: expected str, got {type(label).__name__}")
+        instruction, user = self._instruction, self._user
         # tuple.__new__ is the NamedTuple constructor without its keyword handling
         return tuple.__new__(
             Conversation,
             (
-                self.system_prompt(model_format),
-                self._instruction.fill(values),
-                self._tools_for(tools),
+                self._system if model_format is None else self.system_prompt(model_format),
+                instruction.fill(values) if instruction.slots else instruction.source,
+                self._tools if tools is None else self._tools_for(tools),
                 turns,
-                self._user.fill(values),
+                user.fill(values) if user.slots else user.source,
                 text,
                 current,
                 label,
@@ -364,11 +372,29 @@ class PrompterBase:
         chat template when ``model_format`` is a real model's format);
         ``return_dict=True`` is ``format="openai"``.
         """
+        fast = self._fast
+        if (
+            fast is not None
+            and type(input) is str
+            and tools is None
+            and label is None
+            and model_format is None
+            and (history is None or type(history) is list)
+            and not (self.show if show is None else show)
+        ):
+            if format is None and not return_dict:
+                text = fast.text(input, history)
+                if text is not None:
+                    return text
+            elif format == "openai" or format is None:
+                body = fast.openai(input, history)
+                if body is not None:
+                    return body
         if return_dict:
             if format not in (None, "openai"):
                 raise PromptValueError(f"return_dict=True means format='openai', but format={format!r} was given")
             format = "openai"
-        fmt = _resolve_format(model_format)
+        fmt = None if model_format is None else _resolve_format(model_format)
         conv = self.build(input, history, tools, label, fmt)
         if format is None or format == "text":
             result: Any = self._render_text(conv, fmt)
@@ -383,12 +409,23 @@ class PrompterBase:
             fmt = _generic()
         elif fmt.chat_template is not None or fmt.name != "generic":
             return render_with_model(conv, fmt)
-        locked = conv.tools is self._tools
-        key = (id(fmt), locked)
+        key = (id(fmt), conv.tools is self._tools)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, locked))
+            plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, key[1]))
         return plan.render(conv)
+
+    def _compile_fast_path(self) -> FastPath | None:
+        """The compiled common call, for prompters whose input is always the user's turn."""
+        overridden = type(self)._render_text is not PrompterBase._render_text
+        if self._slots or not self.allows_free_input or self._has_preprocess or self._history or overridden:
+            return None
+        fmt = _generic()
+        plan = self._plans[(id(fmt), True)] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, True))
+        if not FastPath.usable(plan):
+            return None
+        system = Conversation(system=self._system, instruction=self._instruction.source).system_text
+        return FastPath(plan, system, self._user.source, self.tools)
 
     def _constant_fields(self, fmt: ModelFormat, tools_locked: bool) -> dict[str, str]:
         """Layout fields whose value is the same for every call with this format."""
@@ -411,15 +448,10 @@ class PrompterBase:
         return output
 
 
-_GENERIC: list[ModelFormat] = []
-
-
 def _generic() -> ModelFormat:
-    if not _GENERIC:
-        from prompter.model_format import ModelFormat
+    from prompter.model_format import GENERIC
 
-        _GENERIC.append(ModelFormat.generic())
-    return _GENERIC[0]
+    return GENERIC
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:

@@ -196,11 +196,16 @@ def normalize_history(history: object, where: str = "history") -> tuple[Turn, ..
         raise HistoryError(
             f"{where}: expected a list of [question, answer] pairs or message dicts, got {_type_name(history)}"
         )
-    for item in history:  # the common case, checked cheaply first: only [question, answer] pairs
-        if type(item) is not list or len(item) != 2 or type(item[0]) is not str or type(item[1]) is not str:
-            break
+    pairs: list[Turn] = []
+    for item in history:  # the common case first, checked cheaply: only [question, answer] lists
+        if type(item) is list and len(item) == 2:
+            question, answer = item
+            if type(question) is str and type(answer) is str:
+                pairs.append((question, answer))
+                continue
+        break
     else:
-        return tuple(map(tuple, history))  # type: ignore[arg-type]
+        return tuple(pairs)
     turns: list[Turn] = []
     for i, item in enumerate(history):
         if type(item) is list and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:

@@ -13,7 +13,55 @@ from typing import Any
 
 from prompter.errors import ToolsError
 
-__all__ = ["ToolSet"]
+__all__ = ["ReadOnlyDict", "ReadOnlyList", "ToolSet"]
+
+
+def _refuse(self: object, *args: object, **kwargs: object) -> None:
+    raise TypeError(
+        f"this {type(self).__name__} is shared by every prompt of its prompter and is read-only; copy it first"
+    )
+
+
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes: tool definitions shared between calls."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return json.loads(json.dumps(self))  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+
+class ReadOnlyList(list):  # type: ignore[type-arg]
+    """A list that refuses changes: tool definitions shared between calls."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse  # type: ignore[assignment]
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return json.loads(json.dumps(self))  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ReadOnlyDict((key, _read_only(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return ReadOnlyList(_read_only(item) for item in value)
+    return value
 
 
 class ToolSet:
@@ -22,7 +70,7 @@ class ToolSet:
     __slots__ = ("json", "specs")
 
     specs: tuple[dict[str, Any], ...]
-    """The tool dicts, deep-copied from what the caller passed."""
+    """The tool dicts, deep-copied from what the caller passed and read-only."""
     json: str
     """``json.dumps(tools, ensure_ascii=False)``, computed once."""
 
@@ -52,10 +100,10 @@ class ToolSet:
             text = json.dumps(list(tools), ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise ToolsError(f"{where}: tools must be JSON-serialisable ({exc})") from None
-        return cls(tuple(json.loads(text)), text)
+        return cls(tuple(_read_only(json.loads(text))), text)
 
     def as_list(self) -> list[dict[str, Any]]:
-        """A fresh list of the tool dicts (the dicts themselves are shared: treat them as read-only)."""
+        """A fresh list of the tool dicts; the dicts are shared and refuse changes."""
         return list(self.specs)
 
     def __len__(self) -> int:

@@ -35,12 +35,13 @@ from urllib.parse import unquote_to_bytes
 
 from prompter.conversation import Conversation
 from prompter.errors import MessageError, UnsupportedContentError
-from prompter.messages import ContentPart, Message, text_of
+from prompter.messages import ContentPart, Message
 
 __all__ = [
     "conversation_messages",
     "function_specs",
     "lift_system",
+    "plain_text",
     "render_anthropic",
     "split_data_url",
     "tool_call_names",
@@ -76,6 +77,18 @@ def conversation_messages(conv: Conversation) -> list[Located]:
     return located
 
 
+def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) -> str:
+    """The text of ``content``, for a place of the dialect (``what``) that takes no image."""
+    if isinstance(content, str):
+        return content
+    for k, part in enumerate(content):
+        if part.type != "text":
+            raise UnsupportedContentError(
+                f"{where}.content[{k}]: {what} cannot carry an image; send it as text"
+            )
+    return "".join(part.text for part in content)
+
+
 def lift_system(conv: Conversation, located: Iterable[Located]) -> tuple[str, list[Located]]:
     """The system text (the conversation's, then any system messages, newline-joined) and the other messages.
 
@@ -85,7 +98,7 @@ def lift_system(conv: Conversation, located: Iterable[Located]) -> tuple[str, li
     rest: list[Located] = []
     for where, message in located:
         if message.role == "system":
-            text = text_of(message.content, f"{where}.content")
+            text = plain_text(message.content, where, "a system message")
             if text:
                 texts.append(text)
         else:

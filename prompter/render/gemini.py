@@ -34,11 +34,12 @@ from urllib.parse import urlsplit
 
 from prompter.conversation import Conversation
 from prompter.errors import MessageError
-from prompter.messages import ContentPart, Message, text_of
+from prompter.messages import ContentPart, Message
 from prompter.render.anthropic import (
     conversation_messages,
     function_specs,
     lift_system,
+    plain_text,
     split_data_url,
     tool_call_names,
 )
@@ -100,7 +101,7 @@ def _parts(message: Message, where: str, names: Mapping[str, str]) -> list[dict[
                 f"{where}: format='gemini' needs the function name of a tool result; give it the "
                 "tool_call_id of an earlier tool call (or a 'name')"
             )
-        text = text_of(message.content, f"{where}.content")
+        text = plain_text(message.content, where, "a Gemini functionResponse")
         return [{"functionResponse": {"name": name, "response": _response(text)}}]
     parts = _content_parts(message.content, where)
     parts += [

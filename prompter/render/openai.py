@@ -51,14 +51,11 @@ def message_dict(message: Message) -> dict[str, Any]:
 
 def openai_messages(conv: Conversation) -> list[dict[str, Any]]:
     """The conversation as a fresh list of OpenAI message dicts."""
-    messages: list[dict[str, Any]] = []
     system = conv.system_text
-    if system:
-        messages.append({"role": "system", "content": system})
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for turn in conv.history:
         if type(turn) is tuple:
-            messages.append({"role": "user", "content": turn[0]})
-            messages.append({"role": "assistant", "content": turn[1]})
+            messages += ({"role": "user", "content": turn[0]}, {"role": "assistant", "content": turn[1]})
         else:
             messages.append(message_dict(turn))  # type: ignore[arg-type]
     if conv.current:

@@ -69,7 +69,10 @@ def _message_text(message: Message, fmt: ModelFormat, where: str, bare_user: boo
     return text if bare_user else fmt.soh + text + fmt.eoh
 
 
-def _history_text(history: tuple[Turn, ...], fmt: ModelFormat) -> str:
+def _history_text(conv: Conversation, fmt: ModelFormat) -> str:
+    history = conv.history
+    if not history:
+        return ""
     soh, eoh, soa, eoa = fmt.soh, fmt.eoh, fmt.soa, fmt.eoa
     parts: list[str] = []
     for i, turn in enumerate(history):
@@ -93,7 +96,7 @@ _FIELD_VALUES: dict[str, Callable[[Conversation, ModelFormat], str]] = {
     "instruction": lambda conv, fmt: conv.instruction,
     "user": lambda conv, fmt: conv.user,
     "tools": lambda conv, fmt: tools_block(conv),
-    "history": lambda conv, fmt: _history_text(conv.history, fmt) if conv.history else "",
+    "history": _history_text,
     "input": _input_text,
 }
 
@@ -106,7 +109,7 @@ class LayoutPlan:
     call only computes the fields that remain.
     """
 
-    __slots__ = ("_fields", "_pieces", "fmt")
+    __slots__ = ("_fields", "_names", "_pieces", "fmt")
 
     def __init__(self, layout: InstructionTemplate, fmt: ModelFormat, constants: Mapping[str, str]) -> None:
         tokens = {
@@ -119,8 +122,14 @@ class LayoutPlan:
         }
         pieces, positions = layout.partial({**tokens, **constants}).pieces
         self._pieces = pieces
+        self._names = positions
         self._fields = tuple((index, _FIELD_VALUES[name]) for index, name in positions)
         self.fmt = fmt
+
+    @property
+    def parts(self) -> tuple[list[str], tuple[tuple[int, str], ...]]:
+        """The folded pieces (placeholders empty) and ``(index, field)`` for each open field."""
+        return self._pieces, self._names
 
     def render(self, conv: Conversation) -> str:
         """The layout filled with ``conv``."""
