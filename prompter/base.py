@@ -94,7 +94,9 @@ def _split_instruction(instruction: object) -> tuple[str, str]:
                 raise PromptTypeError(f"instruction[{key!r}]: expected str, got {type(part).__name__}")
             parts.append(part)
         return parts[0], parts[1]
-    raise PromptTypeError(f"instruction: expected a str or {{'system': ..., 'user': ...}}, got {type(instruction).__name__}")
+    raise PromptTypeError(
+        f"instruction: expected a str or {{'system': ..., 'user': ...}}, got {type(instruction).__name__}"
+    )
 
 
 class PrompterBase:
@@ -276,7 +278,9 @@ class PrompterBase:
             elif isinstance(value, _SCALARS):
                 values[slot] = str(value)
             else:
-                raise InputTypeError(f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}")
+                raise InputTypeError(
+                    f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}"
+                )
         if missing:
             raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
         rest = [key for key in input if key not in self._slot_set]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple, Union
+from typing import Any, Literal, NamedTuple
 
 from prompter.errors import HistoryError, MessageError
 
@@ -63,7 +63,7 @@ class Message(NamedTuple):
     name: str | None = None
 
 
-Turn = Union[tuple[str, str], Message]
+Turn = tuple[str, str] | Message
 
 
 def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> str:
@@ -130,7 +130,7 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
         text = arguments
         try:
             parsed = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise MessageError(f"{where}: arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(parsed, dict):
             raise MessageError(f"{where}: arguments must be a JSON object, got {_type_name(parsed)}")

@@ -44,7 +44,7 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
 
     __slots__ = ()
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
-    append = clear = extend = insert = pop = remove = reverse = sort = _refuse  # type: ignore[assignment]
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
 
     def __copy__(self) -> list[Any]:
         return list(self)

@@ -15,10 +15,6 @@ What differs from OpenAI's chat completions:
   ``data:`` URL (JPEG, PNG, GIF or WebP);
 * tools are ``{"name", "description", "input_schema"}``.
 
-The helpers above ``render_anthropic`` (the conversation as a flat list of
-messages, ``data:`` URL parsing, tool names by call id) are shared with the
-other non-OpenAI dialects.
-
 >>> from prompter.conversation import Conversation
 >>> render_anthropic(Conversation(system="Be brief.", input="hi"))
 {'system': 'Be brief.', 'messages': [{'role': 'user', 'content': 'hi'}]}
@@ -26,121 +22,23 @@ other non-OpenAI dialects.
 
 from __future__ import annotations
 
-import base64
 import copy
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote_to_bytes
 
 from prompter.conversation import Conversation
 from prompter.errors import MessageError, UnsupportedContentError
 from prompter.messages import ContentPart, Message
+from prompter.render.common import (
+    conversation_messages,
+    function_specs,
+    lift_system,
+    split_data_url,
+)
 
-__all__ = [
-    "conversation_messages",
-    "function_specs",
-    "lift_system",
-    "plain_text",
-    "render_anthropic",
-    "split_data_url",
-    "tool_call_names",
-]
-
-Located = tuple[str, Message]
-"""A message and where it came from (``history[2]``, ``input``, ``label``), for error messages."""
-
-
-# ---- shared by the non-OpenAI dialects ---------------------------------------------------
-
-
-def conversation_messages(conv: Conversation) -> list[Located]:
-    """Every message after the system prompt, in order: history, the current turn, the label."""
-    located: list[Located] = []
-    for i, turn in enumerate(conv.history):
-        where = f"history[{i}]"
-        if isinstance(turn, Message):
-            located.append((where, turn))
-        else:
-            question, answer = turn
-            located.append((where, Message("user", question)))
-            located.append((where, Message("assistant", answer)))
-    if conv.current:
-        if conv.user:
-            located.append(("input", Message("user", conv.user)))
-        several = len(conv.current) > 1
-        located.extend((f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current))
-    else:
-        located.append(("input", Message("user", conv.user + conv.input)))
-    if conv.label is not None:
-        located.append(("label", Message("assistant", conv.label)))
-    return located
-
-
-def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) -> str:
-    """The text of ``content``, for a place of the dialect (``what``) that takes no image."""
-    if isinstance(content, str):
-        return content
-    for k, part in enumerate(content):
-        if part.type != "text":
-            raise UnsupportedContentError(
-                f"{where}.content[{k}]: {what} cannot carry an image; send it as text"
-            )
-    return "".join(part.text for part in content)
-
-
-def lift_system(conv: Conversation, located: Iterable[Located]) -> tuple[str, list[Located]]:
-    """The system text (the conversation's, then any system messages, newline-joined) and the other messages.
-
-    For APIs that take the system prompt apart from the messages.
-    """
-    texts = [conv.system_text] if conv.system_text else []
-    rest: list[Located] = []
-    for where, message in located:
-        if message.role == "system":
-            text = plain_text(message.content, where, "a system message")
-            if text:
-                texts.append(text)
-        else:
-            rest.append((where, message))
-    return "\n".join(texts), rest
-
-
-def tool_call_names(located: Iterable[Located]) -> dict[str, str]:
-    """Function name by tool-call id, for the APIs whose tool results name the function."""
-    return {call.id: call.name for _, message in located for call in message.tool_calls if call.id}
-
-
-def split_data_url(url: str, where: str) -> tuple[str, str] | None:
-    """``(media_type, base64_data)`` for a ``data:`` URL; None for any other URL.
-
-    >>> split_data_url("data:image/png;base64,iVBORw0KGgo=", "input")
-    ('image/png', 'iVBORw0KGgo=')
-    """
-    if url[:5].lower() != "data:":
-        return None
-    header, comma, data = url[5:].partition(",")
-    if not comma:
-        raise MessageError(f"{where}: malformed data URL (no ',' before the data)")
-    media_type, *params = header.split(";")
-    if not media_type:
-        raise MessageError(f"{where}: the data URL names no media type; write data:image/png;base64,...")
-    if "base64" in (p.strip().lower() for p in params):
-        return media_type.strip().lower(), data.strip()
-    return media_type.strip().lower(), base64.b64encode(unquote_to_bytes(data)).decode("ascii")
-
-
-def function_specs(conv: Conversation) -> list[dict[str, Any]]:
-    """Fresh copies of the ``function`` objects of the conversation's tools (``[]`` without tools)."""
-    if conv.tools is None or not len(conv.tools):
-        return []
-    return [tool["function"] for tool in json.loads(conv.tools.json)]
-
-
-# ---- Anthropic -----------------------------------------------------------------------------
+__all__ = ["render_anthropic"]
 
 _IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-
 
 def _image_block(url: str, where: str) -> dict[str, Any]:
     data = split_data_url(url, where)

@@ -31,7 +31,7 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message, text_of
-from prompter.render.anthropic import conversation_messages, lift_system, tool_call_names
+from prompter.render.common import conversation_messages, lift_system, tool_call_names
 
 __all__ = ["render_dashscope"]
 

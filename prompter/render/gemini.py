@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from prompter.conversation import Conversation
 from prompter.errors import MessageError
 from prompter.messages import ContentPart, Message
-from prompter.render.anthropic import (
+from prompter.render.common import (
     conversation_messages,
     function_specs,
     lift_system,

@@ -29,7 +29,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import Message
-from prompter.render.anthropic import conversation_messages, split_data_url, tool_call_names
+from prompter.render.common import conversation_messages, split_data_url, tool_call_names
 
 __all__ = ["render_ollama"]
 

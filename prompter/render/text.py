@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from prompter.conversation import Conversation
 from prompter.instruction import InstructionTemplate
-from prompter.messages import Message, Turn, text_of
+from prompter.messages import Message, text_of
 from prompter.render.openai import openai_messages
 
 if TYPE_CHECKING:
@@ -77,7 +77,8 @@ def _history_text(conv: Conversation, fmt: ModelFormat) -> str:
     parts: list[str] = []
     for i, turn in enumerate(history):
         if type(turn) is tuple:
-            parts += (soh, turn[0], eoh, soa, turn[1], eoa)
+            question, answer = turn  # type: ignore[misc]
+            parts += (soh, question, eoh, soa, answer, eoa)
         else:
             parts.append(_message_text(turn, fmt, f"history[{i}].content"))  # type: ignore[arg-type]
     return "".join(parts)
