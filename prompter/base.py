@@ -22,7 +22,6 @@ is defined.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -41,6 +40,7 @@ from prompter.errors import (
 from prompter.fastpath import FastPath
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
+from prompter.model_format import GENERIC
 from prompter.render import render_dialect
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
 from prompter.settings import default_system_prompt
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
     from prompter.model_format import ModelFormat
 
 __all__ = ["EXTRA_KEYS_HEADER", "Format", "PrompterBase"]
-
-logger = logging.getLogger("prompter")
 
 Format = Literal["text", "openai", "anthropic", "gemini", "ollama", "dashscope", "zhipu"]
 
@@ -379,7 +377,6 @@ class PrompterBase:
         fast = self._fast
         if (
             fast is not None
-            and type(input) is str
             and tools is None
             and label is None
             and model_format is None
@@ -405,12 +402,14 @@ class PrompterBase:
         else:
             result = render_dialect(format, conv)
         if self.show if show is None else show:
-            logger.debug("%s rendered (%s):\n%s", type(self).__name__, format or "text", result)
+            import logging  # only when asked: logging costs a third of prompter's import time
+
+            logging.getLogger("prompter").debug("%s rendered (%s):\n%s", type(self).__name__, format or "text", result)
         return result
 
     def _render_text(self, conv: Conversation, fmt: ModelFormat | None) -> str:
         if fmt is None:
-            fmt = _generic()
+            fmt = GENERIC
         elif fmt.chat_template is not None or fmt.name != "generic":
             return render_with_model(conv, fmt)
         key = (id(fmt), conv.tools is self._tools)
@@ -420,16 +419,17 @@ class PrompterBase:
         return plan.render(conv)
 
     def _compile_fast_path(self) -> FastPath | None:
-        """The compiled common call, for prompters whose input is always the user's turn."""
+        """The compiled common call (see :mod:`prompter.fastpath`), where this class can use it."""
         overridden = type(self)._render_text is not PrompterBase._render_text
-        if self._slots or not self.allows_free_input or self._has_preprocess or self._history or overridden:
+        if self._has_preprocess or self._history or overridden:
             return None
-        fmt = _generic()
+        fmt = GENERIC
         plan = self._plans[(id(fmt), True)] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, True))
         if not FastPath.usable(plan):
             return None
-        system = Conversation(system=self._system, instruction=self._instruction.source).system_text
-        return FastPath(plan, system, self._user.source, self.tools)
+        return FastPath(
+            plan, self._instruction, self._user, self._system, self.tools, self.allows_free_input, self.allows_history
+        )
 
     def _constant_fields(self, fmt: ModelFormat, tools_locked: bool) -> dict[str, str]:
         """Layout fields whose value is the same for every call with this format."""
@@ -450,12 +450,6 @@ class PrompterBase:
         if split and split in output:
             output = output.rsplit(split, 1)[1]
         return output
-
-
-def _generic() -> ModelFormat:
-    from prompter.model_format import GENERIC
-
-    return GENERIC
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:

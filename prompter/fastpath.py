@@ -1,50 +1,144 @@
-"""The common call, compiled: a str input with ``[question, answer]`` history.
+"""The common call, compiled: str or slot-filling dict input, ``[question, answer]`` history.
 
-Most calls in a chat application look the same: a str input for a prompter
-without slots, history as pairs, nothing else. For those, building a
+Most calls look the same: a str input, or a dict that fills exactly the
+slots (plus, for chat, one key carrying the user's message), history as
+pairs, nothing else. For those, building a
 :class:`~prompter.conversation.Conversation` and walking the general renderers
 costs more than the rendering itself. A :class:`FastPath` is compiled once per
-prompter from the same layout plan and the same OpenAI system text, validates
-the pairs as it goes, and returns ``None`` the moment anything is unusual, so
-the general path (which raises the precise error) takes over.
-``tests/test_fastpath.py`` checks that both paths give identical results.
+prompter: the layout plan with the instruction templates spliced in, so the
+whole prompt is one list of pieces filled in one pass. It validates as it goes
+and returns ``None`` the moment anything is unusual, so the general path
+(which raises the precise error) takes over. ``tests/test_fastpath.py`` checks
+that both paths give identical results.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from prompter.instruction import InstructionTemplate
 from prompter.render.text import LayoutPlan
 
 __all__ = ["FastPath"]
+
+_SPLICED = ("instruction", "user")
+_FILLED = ("history", "input")
 
 
 class FastPath:
     """Renders ``(input, history)`` for one prompter, or returns ``None`` to decline."""
 
-    __slots__ = ("_history_at", "_input_at", "_pieces", "_system", "_tokens", "_tools", "_user")
+    __slots__ = (
+        "_free_input",
+        "_history_at",
+        "_history_ok",
+        "_input_at",
+        "_instruction",
+        "_pieces",
+        "_slot_at",
+        "_slots",
+        "_system",
+        "_tokens",
+        "_tools",
+        "_user",
+    )
 
-    def __init__(self, plan: LayoutPlan, system_text: str, user: str, tools: list[dict[str, Any]] | None) -> None:
-        pieces, fields = plan.parts
-        names = {name: index for index, name in fields}
+    def __init__(
+        self,
+        plan: LayoutPlan,
+        instruction: InstructionTemplate,
+        user: InstructionTemplate,
+        system: str,
+        tools: list[dict[str, Any]] | None,
+        free_input: bool,
+        history_ok: bool,
+    ) -> None:
+        layout_pieces, fields = plan.parts
+        open_at = {index: name for index, name in fields}
+        pieces: list[str] = []
+        slot_at: list[tuple[int, str]] = []
+        filled_at: dict[str, int] = {}
+        for index, piece in enumerate(layout_pieces):
+            name = open_at.get(index)
+            if name in _SPLICED:
+                inner, positions = (instruction if name == "instruction" else user).pieces
+                slot_at += [(len(pieces) + at, slot) for at, slot in positions]
+                pieces += inner
+            else:
+                if name is not None:
+                    filled_at[name] = len(pieces)
+                pieces.append(piece)
         self._pieces = pieces
-        self._history_at = names.get("history")
-        self._input_at = names["input"]
+        self._slot_at = tuple(slot_at)
+        self._slots = frozenset(instruction.slots + user.slots)
+        self._history_at = filled_at.get("history")
+        self._input_at = filled_at.get("input")
         fmt = plan.fmt
         self._tokens = (fmt.soh, fmt.eoh, fmt.soa, fmt.eoa)
-        self._system = system_text
+        self._instruction = instruction
         self._user = user
+        self._system = system
         self._tools = tools
+        self._free_input = free_input
+        self._history_ok = history_ok and self._history_at is not None
 
     @staticmethod
     def usable(plan: LayoutPlan) -> bool:
-        """Whether ``plan`` leaves only ``history`` and ``input`` to fill."""
-        names = {name for _, name in plan.parts[1]}
-        return "input" in names and names <= {"history", "input"}
+        """Whether ``plan`` leaves only the instruction, the user turn, history and input to fill."""
+        return {name for _, name in plan.parts[1]} <= {*_SPLICED, *_FILLED}
 
-    def text(self, input: str, history: list[Any] | None) -> str | None:
-        """The delimited string, or None when ``history`` is not all ``[str, str]`` lists."""
+    def _values(self, input: Any, history: object) -> tuple[dict[str, str], str] | None:
+        """(slot values, the user's message), or None to decline."""
+        if history is not None and not self._history_ok:
+            return None
+        slots = self._slots
+        if type(input) is str:
+            if not slots:
+                return ({}, input) if self._free_input else None
+            if len(slots) == 1:
+                return {name: input for name in slots}, ""
+            return None
+        if type(input) is not dict:
+            return None
+        extra = len(input) - len(slots)
+        if extra == 0:
+            text = ""
+        elif extra == 1 and self._free_input and "role" not in input:
+            free = [key for key in input if key not in slots]
+            if len(free) != 1:
+                return None
+            text = input[free[0]]
+            if type(text) is not str:
+                return None
+        else:
+            return None
+        values = {}
+        for name in slots:
+            value = input.get(name)
+            if type(value) is not str:
+                return None
+            values[name] = value
+        return values, text
+
+    def text(self, input: Any, history: list[Any] | None) -> str | None:
+        """The delimited string, or None to decline."""
         pieces = self._pieces.copy()
+        if type(input) is dict and len(input) == len(self._slots) and history is None:
+            # the hottest case (a dict filling every slot) fills the pieces directly
+            for index, name in self._slot_at:
+                value = input.get(name)
+                if type(value) is not str:
+                    return None
+                pieces[index] = value
+            if self._input_at is not None:
+                pieces[self._input_at] = ""
+            return "".join(pieces)
+        found = self._values(input, history)
+        if found is None:
+            return None
+        values, text = found
+        for index, name in self._slot_at:
+            pieces[index] = values[name]
         if history:
             soh, eoh, soa, eoa = self._tokens
             parts: list[str] = []
@@ -55,15 +149,26 @@ class FastPath:
                         parts += (soh, question, eoh, soa, answer, eoa)
                         continue
                 return None
-            if self._history_at is None:
-                return None
-            pieces[self._history_at] = "".join(parts)
-        pieces[self._input_at] = input
+            pieces[self._history_at] = "".join(parts)  # type: ignore[index]
+        if self._input_at is not None:
+            pieces[self._input_at] = text
+        elif text:
+            return None
         return "".join(pieces)
 
-    def openai(self, input: str, history: list[Any] | None) -> dict[str, Any] | None:
-        """The OpenAI body, or None when ``history`` is not all ``[str, str]`` lists."""
+    def openai(self, input: Any, history: list[Any] | None) -> dict[str, Any] | None:
+        """The OpenAI body, or None to decline."""
+        found = self._values(input, history)
+        if found is None:
+            return None
+        values, text = found
+        instruction, user = self._instruction, self._user
         system = self._system
+        filled = instruction.fill(values) if instruction.slots else instruction.source
+        if system and filled:
+            system = system + "\n" + filled
+        elif filled:
+            system = filled
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         if history:
             for item in history:
@@ -73,7 +178,7 @@ class FastPath:
                         messages += ({"role": "user", "content": question}, {"role": "assistant", "content": answer})
                         continue
                 return None
-        messages.append({"role": "user", "content": self._user + input})
+        messages.append({"role": "user", "content": (user.fill(values) if user.slots else user.source) + text})
         if self._tools:
             return {"messages": messages, "tools": list(self._tools)}
         return {"messages": messages}

@@ -1,52 +1,74 @@
-"""The compiled common call gives exactly what the general path gives."""
+"""The compiled common call gives exactly what the general path gives, or declines."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prompter import ChatPrompter, EmptyPrompter
+from prompter import AlpacaPrompter, ChatPrompter, EmptyPrompter, PrompterBase
 from prompter.model_format import GENERIC
 from prompter.render.openai import render_openai
 from prompter.render.text import render_layout
 
-TEXT = st.text(max_size=12) | st.sampled_from(["{input}", "{{", "<|Human|>:", "\n"])
+TEXT = st.text(max_size=12) | st.sampled_from(["{input}", "{a}", "{{", "<|Human|>:", "\n", "role"])
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-HISTORY = st.none() | st.lists(st.one_of(st.tuples(TEXT, TEXT).map(list), st.just({"role": "user", "content": "x"}),
-                                         st.just(["a", 1])), max_size=4)
+HISTORY = st.none() | st.lists(
+    st.one_of(st.tuples(TEXT, TEXT).map(list), st.just({"role": "user", "content": "x"}), st.just(["a", 1])),
+    max_size=4,
+)
+INSTRUCTIONS = st.sampled_from(
+    [None, "Plain.", "Fill {a}.", "Fill {a} and {b}.", {"system": "S {a}", "user": "U {b}: "}, {"user": "Q: "},
+     'JSON {"k": 1} {input}']
+)
+KEYS = st.sampled_from(["a", "b", "input", "role", "other"])
+INPUTS = st.one_of(
+    TEXT,
+    st.integers(),
+    st.dictionaries(KEYS, st.one_of(TEXT, st.integers(), st.none()), max_size=4),
+    st.just({"role": "user", "content": "hi"}),
+)
+
+
+def general(p: PrompterBase, input: Any, history: Any, openai: bool) -> Any:
+    conv = p.build(input, history)
+    return render_openai(conv) if openai else render_layout(type(p)._layout, conv, GENERIC)
 
 
 @settings(max_examples=2000, deadline=None)
 @given(
-    instruction=st.none() | TEXT.map(lambda t: t.replace("{", "(")) | st.just({"system": "S", "user": "U: "}),
+    kind=st.sampled_from([ChatPrompter, AlpacaPrompter]),
+    instruction=INSTRUCTIONS,
+    extra_keys=st.sampled_from([None, "ctx", ["b"]]),
     tools=st.booleans(),
-    enable_system=st.booleans(),
-    user_input=TEXT,
+    user_input=INPUTS,
     history=HISTORY,
+    openai=st.booleans(),
 )
 def test_fast_path_equals_general_path(
-    instruction: Any, tools: bool, enable_system: bool, user_input: str, history: Any
+    kind: type[PrompterBase], instruction: Any, extra_keys: Any, tools: bool, user_input: Any, history: Any,
+    openai: bool,
 ) -> None:
-    p = ChatPrompter(instruction, tools=TOOLS if tools else None, enable_system=enable_system)
+    p = kind(instruction, extra_keys, tools=TOOLS if tools else None)
     assert p._fast is not None
     try:
-        conv = p.build(user_input, history)
+        expected = general(p, user_input, history, openai)
     except Exception as general_error:
-        try:
-            p.generate_prompt(user_input, history=history)
-        except Exception as fast_error:
-            assert type(fast_error) is type(general_error)
-            assert str(fast_error) == str(general_error)
-        else:
-            raise AssertionError("the fast path accepted what the general path rejects") from None
+        with pytest.raises(type(general_error)) as fast_error:
+            p.generate_prompt(user_input, history=history, return_dict=openai)
+        assert str(fast_error.value) == str(general_error)
         return
-    assert p.generate_prompt(user_input, history=history) == render_layout(type(p)._layout, conv, GENERIC)
-    assert p.generate_prompt(user_input, history=history, return_dict=True) == render_openai(conv)
+    assert p.generate_prompt(user_input, history=history, return_dict=openai) == expected
 
 
-def test_fast_path_is_not_used_where_it_does_not_apply() -> None:
-    assert ChatPrompter("About {topic}.")._fast is None
+def test_fast_path_is_not_compiled_where_it_does_not_apply() -> None:
     assert EmptyPrompter()._fast is None  # it renders text its own way
-    assert ChatPrompter("Hi.", history=[["q", "a"]])._fast is None
+    assert ChatPrompter("Hi.", history=[["q", "a"]])._fast is None  # a constructor history
+
+    class Hooked(ChatPrompter):
+        def preprocess(self, input: Any) -> Any:
+            return input
+
+    assert Hooked("Hi.")._fast is None
