@@ -68,13 +68,30 @@ def _check_time() -> None:
         raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
 
 
+_SOFT_LIMIT = 65_536
+"""Values shorter than this are not checked against the budget (the output cap still applies)."""
+
+
 def _check_size(value: Any) -> Any:
+    if not isinstance(value, (str, list, tuple)) or len(value) <= _SOFT_LIMIT:
+        return value
     budget = _BUDGET.get()
-    if budget is not None and isinstance(value, (str, list, tuple)) and len(value) > budget.max_chars:
-        raise TemplateError(
-            f"chat template built a value of {len(value)} items, over the cap of {budget.max_chars}"
-        )
+    if budget is not None and len(value) > budget.max_chars:
+        raise TemplateError(f"chat template built a value of {len(value)} items, over the cap of {budget.max_chars}")
     return value
+
+
+_MAX_WIDTH = 1024
+"""The widest indent a template may ask of ``tojson`` or ``indent``."""
+
+
+def _check_format(template: str, args: tuple[Any, ...]) -> None:
+    """``'%*d' % (10**9, 1)`` and ``'%999999999d' % 1`` would allocate gigabytes before any check."""
+    if _HUGE_WIDTH.search(template):
+        raise TemplateError("chat template format string asks for a huge width")
+    limit = _current_max_chars()
+    if any(isinstance(a, int) and not isinstance(a, bool) and a > limit for a in args):
+        raise TemplateError("chat template formats with a huge width")
 
 
 def tojson(
@@ -85,6 +102,8 @@ def tojson(
     sort_keys: bool = False,
 ) -> str:
     """The ``tojson`` filter of transformers: ``json.dumps`` without HTML escaping."""
+    if (isinstance(indent, int) and indent > _MAX_WIDTH) or (isinstance(indent, str) and len(indent) > _MAX_WIDTH):
+        raise TemplateError(f"chat template asked tojson for an indent of {indent!r}")
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
@@ -119,9 +138,7 @@ def _guarded_iter(value: Any) -> Iterator[Any]:
     deadline = budget.deadline
     for n, item in enumerate(value):
         if not n & 255 and time.monotonic() > deadline:
-            raise TemplateTimeoutError(
-                "chat template ran past its time budget; is it looping over a huge range?"
-            )
+            raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
         yield item
 
 
@@ -168,9 +185,7 @@ def _environment() -> Any:
         @staticmethod
         def _check_name(name: Any) -> None:
             if isinstance(name, str) and name.startswith("_"):
-                raise SecurityError(
-                    f"chat templates cannot store underscore-prefixed attributes, got {name!r}"
-                )
+                raise SecurityError(f"chat templates cannot store underscore-prefixed attributes, got {name!r}")
 
     class _Guard(NodeTransformer):
         """Rewrites the parsed template: loops and ``~`` concatenations are budgeted."""
@@ -195,9 +210,7 @@ def _environment() -> Any:
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
             _check_time()
             target = getattr(__obj, "__wrapped__", __obj)
-            if getattr(target, "__name__", None) in _SIZE_METHODS and isinstance(
-                getattr(target, "__self__", None), str
-            ):
+            if isinstance(getattr(target, "__self__", None), str) and target.__name__ in _SIZE_METHODS:
                 for arg in args:
                     if isinstance(arg, int) and arg > _current_max_chars():
                         raise TemplateError(f"chat template asked for a string of {arg} characters")
@@ -206,6 +219,11 @@ def _environment() -> Any:
             return _check_size(super().call(__context, __obj, *args, **kwargs))
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "+":  # the common one: string building, checked cheaply
+                result = left + right
+                if type(result) is str and len(result) <= _SOFT_LIMIT:
+                    return result
+                return _check_size(result)
             if operator == "**" and isinstance(left, int) and isinstance(right, int):
                 if abs(left) > 1 and right * max(abs(left).bit_length(), 1) > _MAX_INT_BITS:
                     raise TemplateError(f"chat template computes a huge power: {left} ** {right}")
@@ -217,8 +235,8 @@ def _environment() -> Any:
                 if isinstance(left, int) and isinstance(right, int):
                     if left.bit_length() + right.bit_length() > _MAX_INT_BITS:
                         raise TemplateError("chat template computes a huge number")
-            elif operator == "%" and isinstance(left, str) and _HUGE_WIDTH.search(left):
-                raise TemplateError("chat template format string asks for a huge width")
+            elif operator == "%" and isinstance(left, str):
+                _check_format(left, right if isinstance(right, tuple) else (right,))
             return _check_size(self.binop_table[operator](left, right))
 
     def _safe_center(value: str, width: int = 80) -> str:
@@ -227,9 +245,13 @@ def _environment() -> Any:
         return value.center(width)
 
     def _safe_format(value: str, *args: Any, **kwargs: Any) -> str:
-        if _HUGE_WIDTH.search(str(value)):
-            raise TemplateError("chat template format string asks for a huge width")
+        _check_format(str(value), (*args, *kwargs.values()))
         return str(base_format(value, *args, **kwargs))
+
+    def _safe_indent(value: str, width: Any = 4, *args: Any, **kwargs: Any) -> str:
+        if (isinstance(width, int) and width > _MAX_WIDTH) or (isinstance(width, str) and len(width) > _MAX_WIDTH):
+            raise TemplateError(f"chat template asked for an indent of {width!r}")
+        return str(base_indent(value, width, *args, **kwargs))
 
     env = BudgetedSandbox(
         trim_blocks=True,
@@ -237,6 +259,8 @@ def _environment() -> Any:
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
     )
     base_format = env.filters["format"]
+    base_indent = env.filters["indent"]
+    env.filters["indent"] = _safe_indent
     env.filters["tojson"] = tojson
     env.filters["center"] = _safe_center
     env.filters["format"] = _safe_format
@@ -321,9 +345,7 @@ def render_template(
             if total > max_chars:
                 raise TemplateError(f"chat template output exceeds {max_chars} characters")
             if not n & 255 and time.monotonic() > deadline:
-                raise TemplateTimeoutError(
-                    "chat template ran past its time budget; is it looping over a huge range?"
-                )
+                raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
         return "".join(chunks)
     except PromptError:
         raise

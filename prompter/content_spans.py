@@ -74,9 +74,7 @@ class _Marker:
             out["content"] = self.text(content)
         elif isinstance(content, list):
             out["content"] = [
-                {**p, "text": self.text(p["text"])}
-                if isinstance(p, dict) and isinstance(p.get("text"), str)
-                else p
+                {**p, "text": self.text(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
                 for p in content
             ]
         for key in _REASONING_FIELDS:
@@ -179,7 +177,7 @@ def locate_content(
     if marks is None:
         raise TemplateError("content spans: the messages use every sentinel character; cannot locate content")
     literals = [lit for lit in _template_literals(source) if _mentions(messages, (lit,))]
-    attempts = [None]
+    attempts: list[re.Pattern[str] | None] = [None]
     if literals:
         attempts.append(re.compile("|".join(re.escape(lit) for lit in literals)))
     error: TemplateError | None = None

@@ -3,7 +3,9 @@
 The fast path: a template's derived :class:`~prompter.template_derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
 (by identity, confirmed by equality with a snapshot, so a list changed in place
-is noticed).  Everything else goes through :func:`render_full`: validation,
+is noticed).  Deriving costs a few dozen template runs, so it happens the second
+time a (template, tools) pair is rendered: one-off renders and callers whose
+tools change every call just run the template.  Everything else goes through :func:`render_full`: validation,
 normalisation, tools injection, the sandboxed template, and content spans.
 """
 
@@ -32,6 +34,8 @@ __all__ = ["fast_layout", "render_full"]
 _NO_TOOLS: dict[tuple[str, str | None, str | None], Layout | None] = {}
 _BY_TOOLS: dict[tuple[int, str, str | None, str | None], tuple[Any, Any, Layout | None]] = {}
 _MAX_TOOL_ENTRIES = 64
+_SEEN: dict[tuple[str, str | None, str | None, str | None], int] = {}
+_MAX_SEEN = 4096
 
 
 def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | None) -> Layout | None:
@@ -41,8 +45,17 @@ def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | Non
         return None
 
 
+def _second_sighting(key: tuple[str, str | None, str | None, str | None]) -> bool:
+    """Derive only for what is rendered twice: a one-off render costs one template run, not the probes."""
+    seen = _SEEN.get(key, 0) + 1
+    if len(_SEEN) >= _MAX_SEEN:
+        _SEEN.clear()
+    _SEEN[key] = seen
+    return seen >= 2
+
+
 def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
-    """The verified fixed strings for ``fmt``'s template with ``tools``, or None."""
+    """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template)."""
     source = fmt.chat_template
     if source is None:
         return None
@@ -51,6 +64,8 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
         try:
             return _NO_TOOLS[key]
         except KeyError:
+            if not _second_sighting((*key, None)):
+                return None
             layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
             return layout
     tkey = (id(tools), source, fmt.bos_token, fmt.eos_token)
@@ -62,6 +77,8 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
         if not compile_template(source).uses("tools"):
             return None
         tools_json = json.dumps(prepare_tools(tools), ensure_ascii=False)
+        if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
+            return None
         snapshot = copy.deepcopy(tools)
     except (PromptError, TypeError, ValueError):
         return None
@@ -118,9 +135,7 @@ def render_full(
     special = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}
 
     def run(prepared: list[dict[str, Any]]) -> str:
-        return render_jinja(
-            compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget
-        )
+        return render_jinja(compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget)
 
     text = run(msgs)
     spans = locate_content(msgs, text, run, source) if want_spans else ()
@@ -173,9 +188,7 @@ def _fixed_pieces(fmt: ModelFormat, messages: Any, tools: Any, add_generation_pr
         elif role == "tool":
             start, end = (fmt.soe, fmt.eoe) if fmt.soe or fmt.eoe else (fmt.soh, fmt.eoh)
         else:
-            raise MessageError(
-                f"messages[{i}].role: {role!r} is not one of 'system', 'user', 'assistant', 'tool'"
-            )
+            raise MessageError(f"messages[{i}].role: {role!r} is not one of 'system', 'user', 'assistant', 'tool'")
         pieces[-1] += start
         pieces.append(content)
         pieces.append(end)

@@ -26,11 +26,12 @@ format that has a template, also set ``chat_template=None``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from prompter.format_fast import fast_layout, render_full
+if TYPE_CHECKING:
+    from prompter.template_derive import Layout
 
 __all__ = ["GENERIC", "ModelFormat", "Rendered"]
 
@@ -177,7 +178,7 @@ class ModelFormat:
         ``kwargs`` reach the template as variables (``enable_thinking``, ``date_string``).
         """
         if not kwargs and self.chat_template is not None:
-            layout = fast_layout(self, tools)
+            layout = (_FAST[0] if _FAST else _load_fast())(self, tools)
             if layout is not None:
                 text = layout.render(messages, add_generation_prompt)
                 if text is not None:
@@ -201,6 +202,8 @@ class ModelFormat:
     def _render(
         self, messages: Any, tools: Any, add_generation_prompt: bool, kwargs: dict[str, Any], *, spans: bool
     ) -> Rendered:
+        from prompter.format_fast import render_full
+
         return render_full(self, messages, tools, add_generation_prompt, kwargs, spans)
 
 
@@ -212,6 +215,17 @@ GENERIC = ModelFormat(
     soa="<|Assistant|>:",
 )
 """The delimiters prompter's own layout uses when no model is bound."""
+
+_FAST: list[Callable[[ModelFormat, Any], Layout | None]] = []
+
+
+def _load_fast() -> Callable[[ModelFormat, Any], Layout | None]:
+    """Import the rendering machinery on first use, so ``import prompter`` stays light."""
+    from prompter.format_fast import fast_layout
+
+    _FAST.append(fast_layout)
+    return fast_layout
+
 
 _TOKEN = re.compile(
     r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z_]{3,30}\]|<</?SYS>>|<[a-z_]{3,20}>|</[a-z_]{3,20}>"

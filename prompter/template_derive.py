@@ -28,11 +28,12 @@ from functools import lru_cache
 from typing import Any
 
 from prompter.chat_template import CompiledTemplate, compile_template, render_template
-from prompter.errors import PromptError
+from prompter.errors import PromptError, TemplateTimeoutError
 
 __all__ = ["Layout", "derive_layout", "system_supported"]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
+_PROBE_BUDGET = 0.25
 
 
 def _sentinel(i: int) -> str:
@@ -46,12 +47,19 @@ class Layout:
     bos: str
     """Written first, with or without a system message."""
     sos: str
+    """Before a leading system message's content."""
     eos: str
+    """After it."""
     soh: str
+    """Before a user message's content."""
     eoh: str
+    """After it."""
     soa: str
+    """Before an assistant message's content."""
     eoa: str
+    """After it."""
     generation_prompt: str
+    """Appended when ``add_generation_prompt`` is true."""
     default_block: str | None
     """What the template writes after ``bos`` when there is no system message (None: nothing)."""
     default_system: str | None
@@ -67,8 +75,50 @@ class Layout:
 
     def render(self, messages: Sequence[Any], add_generation_prompt: bool) -> str | None:
         """The prompt by concatenation, or None when ``messages`` is outside what was verified."""
-        parts = self.pieces(messages, add_generation_prompt)
-        return None if parts is None else "".join(parts)
+        if self.strip or self.nonempty or self.avoid:
+            pieces = self.pieces(messages, add_generation_prompt)
+            return None if pieces is None else "".join(pieces)
+        # the common case, without preconditions on content: one tight loop
+        if type(messages) is not list or not messages:
+            return None
+        parts = [self.bos]
+        append = parts.append
+        first = messages[0]
+        rest = messages
+        if type(first) is dict and first.get("role") == "system":
+            content = first.get("content")
+            if not self.system_ok or type(content) is not str or len(first) != 2 or len(messages) < 2:
+                return None
+            append(self.sos)
+            append(content)
+            append(self.eos)
+            rest = messages[1:]
+        elif self.default_block is not None:
+            append(self.default_block)
+        soh, eoh, soa, eoa = self.soh, self.eoh, self.soa, self.eoa
+        user = True
+        for message in rest:
+            if type(message) is not dict or len(message) != 2:
+                return None
+            content = message.get("content")
+            if type(content) is not str:
+                return None
+            if user:
+                if message.get("role") != "user":
+                    return None
+                append(soh)
+                append(content)
+                append(eoh)
+            else:
+                if message.get("role") != "assistant":
+                    return None
+                append(soa)
+                append(content)
+                append(eoa)
+            user = not user
+        if add_generation_prompt:
+            append(self.generation_prompt)
+        return "".join(parts)
 
     def pieces(self, messages: Sequence[Any], add_generation_prompt: bool) -> list[str] | None:
         """The prompt as alternating markup / content pieces (even indexes are markup)."""
@@ -157,7 +207,9 @@ def _probe(
         ctx["messages"] = [{"role": r, "content": c} for r, c in messages]
         ctx["add_generation_prompt"] = add_generation_prompt
         try:
-            return render_template(compiled, ctx, time_budget=2.0)
+            return render_template(compiled, ctx, time_budget=_PROBE_BUDGET)
+        except TemplateTimeoutError:
+            raise  # a template that slow is not worth deriving: give up at once
         except PromptError:
             return None
 
@@ -196,17 +248,22 @@ def system_supported(source: str, bos_token: str | None, eos_token: str | None) 
     """Whether the template renders a leading system message's content (some raise, some drop it)."""
     render = _probe(compile_template(source), _context(bos_token, eos_token, None))
     s0, s1 = _sentinel(0), _sentinel(1)
-    text = render([("system", s0), ("user", s1)], True)
+    try:
+        text = render([("system", s0), ("user", s1)], True)
+    except TemplateTimeoutError:
+        return True
     return text is not None and s0 in text
 
 
 def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layout | None:
     s = [_sentinel(i) for i in range(4)]
     u = _split(render([("user", s[1])], False), s[1:2])
+    if u is None:
+        return None
     ug = _split(render([("user", s[1])], True), s[1:2])
     ua = _split(render([("user", s[1]), ("assistant", s[2])], False), s[1:3])
     uau = _split(render([("user", s[1]), ("assistant", s[2]), ("user", s[3])], False), s[1:4])
-    if u is None or ug is None or ua is None or uau is None:
+    if ug is None or ua is None or uau is None:
         return None
     if ug[0] != u[0] or not ug[1].startswith(u[1]):
         return None
@@ -226,14 +283,11 @@ def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layo
     if su is not None and su[0].startswith(bos) and su[1].endswith(soh):
         sos, eos = su[0][len(bos) :], su[1][: len(su[1]) - len(soh)]
         system_ok = True
+    if rest and system_ok and sos.startswith(rest):
+        # what is written with or without a system message ('[gMASK]<sop>') belongs to bos
+        bos, sos, rest = bos + rest, sos[len(rest) :], ""
     default_system = None
-    if (
-        rest
-        and system_ok
-        and len(rest) >= len(sos) + len(eos)
-        and rest.startswith(sos)
-        and rest.endswith(eos)
-    ):
+    if rest and system_ok and len(rest) >= len(sos) + len(eos) and rest.startswith(sos) and rest.endswith(eos):
         default_system = rest[len(sos) : len(rest) - len(eos)]
     return Layout(
         bos,
@@ -266,14 +320,19 @@ def _agrees(layout: Layout, render: Callable[..., str | None], contents: Callabl
 
 
 @lru_cache(maxsize=256)
-def derive_layout(
-    source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None
-) -> Layout | None:
+def derive_layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
     """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None."""
     compiled = compile_template(source)
     if "strftime_now" in source:
         return None  # the output depends on the date, so no string can be fixed
     render = _probe(compiled, _context(bos_token, eos_token, tools_json))
+    try:
+        return _derive(source, render, bos_token)
+    except TemplateTimeoutError:
+        return None
+
+
+def _derive(source: str, render: Callable[..., str | None], bos_token: str | None) -> Layout | None:
     layout = _candidate(render, bos_token)
     if layout is None or not _agrees(layout, render, _sentinel):
         return None

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prompter.chat_template import CompiledTemplate, render_template
-from prompter.errors import MessageError, TemplateError, ToolsError, UnsupportedContentError
+from prompter.errors import MessageError, ToolsError, UnsupportedContentError
 
 __all__ = [
     "TOOLS_PREAMBLE",
@@ -46,8 +46,17 @@ _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 def plain(value: Any) -> Any:
     """A fresh copy of ``value`` made of plain JSON-like types (as transformers does)."""
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
         return value
+    if kind is dict:
+        return {k if type(k) is str else plain(k): v if type(v) is str else plain(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) is str else plain(v) for v in value]
+    return _plain_other(value)
+
+
+def _plain_other(value: Any) -> Any:
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, bool):
@@ -112,7 +121,7 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):
             raise MessageError(
                 f"{where}: expected a message dict with 'role' and 'content', got {type(message).__name__}"
             )
@@ -121,7 +130,11 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
             raise MessageError(f"{where}: missing 'role' (one of 'system', 'user', 'assistant', 'tool')")
         if not isinstance(role, str):
             raise MessageError(f"{where}.role: expected str, got {type(role).__name__}")
-        msg: dict[str, Any] = plain({k: v for k, v in message.items() if v is not None})
+        msg: dict[str, Any] = {
+            k if type(k) is str else plain(k): v if type(v) is str else plain(v)
+            for k, v in message.items()
+            if v is not None
+        }
         content = msg.get("content")
         if content is None:
             msg["content"] = ""
@@ -130,16 +143,15 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
                 msg["content"] = _text_parts(content, f"{where}.content")
         elif not isinstance(content, str):
             raise MessageError(
-                f"{where}.content: expected str, a list of content parts or None, "
-                f"got {type(content).__name__}"
+                f"{where}.content: expected str, a list of content parts or None, got {type(content).__name__}"
             )
         calls = msg.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
                 raise MessageError(f"{where}.tool_calls: expected a list, got {type(calls).__name__}")
             msg["tool_calls"] = [_tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls)]
-        reasoning = next((msg[k] for k in _REASONING_FIELDS if msg.get(k) is not None), None)
-        if reasoning is not None:
+        if "reasoning_content" in msg or "thinking" in msg or "reasoning" in msg:
+            reasoning = next(msg[k] for k in _REASONING_FIELDS if k in msg)
             msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}
         out.append(msg)
     return out
@@ -162,9 +174,7 @@ def tools_text(tools: Sequence[Any]) -> str:
     return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
 
 
-def inject_tools(
-    messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool
-) -> list[dict[str, Any]]:
+def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool) -> list[dict[str, Any]]:
     """Put the tools block into the conversation (a new list; ``messages`` is not changed)."""
     block = tools_text(tools)
     out = list(messages)
@@ -203,7 +213,5 @@ def render_jinja(
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
     context: dict[str, Any] = {**special, **plain(dict(kwargs))}
-    context.update(
-        messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt
-    )
+    context.update(messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt)
     return render_template(compiled, context, time_budget=time_budget)

@@ -1,0 +1,25 @@
+"""The benchmark script keeps running (quick mode; timings are not asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_benchmark_runs_in_quick_mode() -> None:
+    pytest.importorskip("transformers")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_model_format.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "P4 qwen2.5 + 2 tools" in result.stdout
+    assert "F1 chatml fixed strings" in result.stdout
