@@ -67,16 +67,20 @@ def _read_only(value: Any) -> Any:
 class ToolSet:
     """An immutable set of OpenAI-style function tools and their JSON text."""
 
-    __slots__ = ("json", "specs")
+    __slots__ = ("json", "shared", "specs")
 
     specs: tuple[dict[str, Any], ...]
     """The tool dicts, deep-copied from what the caller passed and read-only."""
     json: str
     """``json.dumps(tools, ensure_ascii=False)``, computed once."""
 
+    shared: list[dict[str, Any]]
+    """One read-only list of the tools, the same object on every call (renderers may cache by it)."""
+
     def __init__(self, specs: tuple[dict[str, Any], ...], text: str) -> None:
         self.specs = specs
         self.json = text
+        self.shared = ReadOnlyList(specs)
 
     @classmethod
     def from_user(cls, tools: object, where: str = "tools") -> ToolSet:

@@ -151,5 +151,6 @@ def render_layout(layout: InstructionTemplate, conv: Conversation, fmt: ModelFor
 
 def render_with_model(conv: Conversation, fmt: ModelFormat) -> str:
     """Exactly what ``fmt``'s chat template renders for the conversation."""
-    tools = conv.tools.as_list() if conv.tools is not None and len(conv.tools) else None
+    # the same list object on every call lets the format cache what it derived for these tools
+    tools = conv.tools.shared if conv.tools is not None and len(conv.tools) else None
     return fmt.render(openai_messages(conv), tools=tools, add_generation_prompt=conv.label is None)
