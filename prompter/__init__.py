@@ -5,6 +5,10 @@
 {'messages': [{'role': 'system', 'content': 'Be brief.\\n\\n'}, {'role': 'user', 'content': 'hi'}]}
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from prompter.alpaca import AlpacaPrompter
 from prompter.base import PrompterBase
 from prompter.chat import ChatPrompter
@@ -12,13 +16,38 @@ from prompter.empty import EmptyPrompter
 from prompter.errors import PromptError
 from prompter.model_format import ModelFormat
 
+if TYPE_CHECKING:
+    from prompter.templates import MetaTemplate, MMPromptTemplate, MultiTurnPromptTemplate, PromptList, PromptTemplate
+
 __all__ = [
     "AlpacaPrompter",
     "ChatPrompter",
     "EmptyPrompter",
+    "MMPromptTemplate",
+    "MetaTemplate",
     "ModelFormat",
+    "MultiTurnPromptTemplate",
     "PromptError",
+    "PromptList",
+    "PromptTemplate",
     "PrompterBase",
 ]
 
 __version__ = "0.1.0"
+
+_EVALUATION = frozenset(("MMPromptTemplate", "MetaTemplate", "MultiTurnPromptTemplate", "PromptList", "PromptTemplate"))
+
+
+def __getattr__(name: str) -> Any:
+    # the evaluation layer loads on first use, keeping `import prompter` small
+    if name in _EVALUATION:
+        from prompter import templates
+
+        value = getattr(templates, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'prompter' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
