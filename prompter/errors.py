@@ -7,7 +7,9 @@ existing ``except KeyError`` or ``except ValueError`` keeps working::
     ├── PromptKeyError(PromptError, KeyError)
     │   ├── MissingSlotError          a slot of the template got no value
     │   ├── UnexpectedKeyError        an input key is neither a slot nor an extra key
-    │   └── UnknownModelFormatError   no registered model format has that name
+    │   ├── UnknownModelFormatError   no registered model format has that name
+    │   ├── UnknownRoleError          a prompt turn's role is not in the meta template
+    │   └── UnknownLabelError         a PPL label the prompt template has no template for
     ├── PromptTypeError(PromptError, TypeError)
     │   ├── InputTypeError            input / slot value of an unsupported type
     │   └── HistoryError              a history item that is not a pair or a message
@@ -16,6 +18,7 @@ existing ``except KeyError`` or ``except ValueError`` keeps working::
         ├── MessageError              a message dict that is not a valid message
         ├── UnsupportedContentError   content a format cannot carry (an image in text)
         ├── DeclarationError          a custom prompter declared inconsistently
+        ├── EvalTemplateError         an evaluation prompt/meta template that does not fit together
         └── TemplateError             a chat template raised or could not be compiled
             └── TemplateTimeoutError  a chat template ran past its time budget
 
@@ -106,3 +109,21 @@ class TemplateError(PromptValueError):
 
 class TemplateTimeoutError(TemplateError):
     """A chat template ran past its rendering time budget."""
+
+
+# -- the evaluation-harness layer (prompter.templates) ----------------------------------------------
+
+
+class UnknownRoleError(PromptKeyError):
+    """A prompt turn's role (and its ``fallback_role``) is not defined by the meta template."""
+
+
+class UnknownLabelError(PromptKeyError):
+    """A label that a label-keyed (PPL) prompt template has no template for."""
+
+
+class EvalTemplateError(PromptValueError):
+    """An evaluation-harness template, or an entry given to one, that cannot be built."""
+
+
+__all__ += ["EvalTemplateError", "UnknownLabelError", "UnknownRoleError"]
