@@ -160,7 +160,8 @@ class PrompterBase:
         extro_keys: str | list[str] | None = None,
     ) -> None:
         if extro_keys is not None:
-            warnings.warn("extro_keys is deprecated; use extra_keys", DeprecationWarning, stacklevel=3)
+            depth = 2 if type(self).__init__ is PrompterBase.__init__ else 3  # point at the caller's line
+            warnings.warn("extro_keys is deprecated; use extra_keys", DeprecationWarning, stacklevel=depth)
             if extra_keys is not None:
                 raise PromptValueError("pass extra_keys or its deprecated alias extro_keys, not both")
             extra_keys = extro_keys

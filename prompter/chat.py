@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from prompter.base import PrompterBase
 
 __all__ = ["ChatPrompter"]
@@ -23,26 +20,3 @@ class ChatPrompter(PrompterBase):
 
     template = "{sos}{system}{instruction}{tools}{eos}\n\n{history}\n{soh}\n{user}{input}\n{eoh}{soa}\n"
     instruction_template = "{instruction}\n{extra_keys}\n"
-
-    def __init__(
-        self,
-        instruction: str | Mapping[str, str] | None = None,
-        extra_keys: str | list[str] | None = None,
-        show: bool = False,
-        tools: list[dict[str, Any]] | None = None,
-        history: list[Any] | None = None,
-        *,
-        system: str | None = None,
-        enable_system: bool = True,
-        extro_keys: str | list[str] | None = None,
-    ) -> None:
-        super().__init__(
-            instruction,
-            extra_keys,
-            show,
-            tools,
-            history,
-            system=system,
-            enable_system=enable_system,
-            extro_keys=extro_keys,
-        )
