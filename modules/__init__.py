@@ -1,0 +1,89 @@
+"""modules: the I/O side of prompter — online APIs and local models behind one interface.
+
+``OnlineChatModule`` talks to OpenAI-compatible chat APIs over HTTP;
+``TrainableModule`` runs a local transformers model (imported lazily, so
+``import modules`` never imports torch). Both are :class:`ModuleBase`
+subclasses: ``.prompt(p)``, ``.share(prompt=...)``, ``m(input)``, ``m.stream(input)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import AssistantMessage, ChatStream, Completion, ModuleBase, StreamDelta, ToolCall
+from .errors import (
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    ConflictError,
+    ContextLengthError,
+    InternalServerError,
+    ModelNotStartedError,
+    ModuleConfigError,
+    ModuleError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerStoppedError,
+    StreamError,
+    StreamInterruptedError,
+    UnprocessableEntityError,
+    UnsafeTokenizationError,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .online import OnlineChatModule
+    from .trainable import TrainableModule
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APIResponseValidationError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AssistantMessage",
+    "AuthenticationError",
+    "BadRequestError",
+    "ChatStream",
+    "Completion",
+    "ConflictError",
+    "ContextLengthError",
+    "InternalServerError",
+    "ModelNotStartedError",
+    "ModuleBase",
+    "ModuleConfigError",
+    "ModuleError",
+    "NotFoundError",
+    "OnlineChatModule",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ServerStoppedError",
+    "StreamDelta",
+    "StreamError",
+    "StreamInterruptedError",
+    "ToolCall",
+    "TrainableModule",
+    "UnprocessableEntityError",
+    "UnsafeTokenizationError",
+]
+
+_LAZY = {"OnlineChatModule": ".online", "TrainableModule": ".trainable"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy so that `import modules` imports neither requests nor torch.
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'modules' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

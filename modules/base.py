@@ -1,0 +1,356 @@
+"""ModuleBase: what every module (online API, local model) has in common.
+
+A module pairs a *prompter* (which builds the conversation) with a *backend*
+(which answers it). Users see four methods::
+
+    m = SomeModule(...).prompt("You are terse.")    # attach a prompter, get the module back
+    m("Why is the sky blue?")                        # -> "Rayleigh scattering."
+    for piece in m.stream("Tell me a story"): ...   # text pieces as they arrive
+    m2 = m.share(prompt=other_prompter)              # same backend, another prompter
+
+A call goes through three steps, each a method a subclass can override:
+
+1. ``_build_request(input, history, tools, generation)`` -> a plain value
+   (an HTTP request description, a prompt string plus options, ...). Pure: no
+   I/O. :meth:`ModuleBase.build_request` exposes it so it can be inspected and
+   tested without a network or a model.
+2. ``_complete(request)`` -> :class:`Completion`, or
+   ``_stream(request)`` -> an iterator of :class:`StreamDelta`.
+3. The base class turns the completion into the caller's answer: the text
+   (passed through :meth:`ModuleBase._get_response`), or, when the model called
+   tools, an :data:`AssistantMessage` ready to append to the history.
+
+A subclass implements ``_build_request`` and ``_complete``; ``_stream`` is
+optional (the default yields the whole completion as one piece). Example:
+
+>>> class Echo(ModuleBase[str]):
+...     def _build_request(self, input, history, tools, generation):
+...         return f"you said: {input}"
+...     def _complete(self, request):
+...         return Completion(text=request)
+>>> Echo()("hi")
+'you said: hi'
+>>> list(Echo().stream("hi"))
+['you said: hi']
+
+Attaching a prompter never changes the prompter: the module keeps a
+reference and only calls ``generate_prompt`` / ``get_response`` on it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+
+from .errors import ModuleConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prompter import PrompterBase
+
+__all__ = [
+    "AssistantMessage",
+    "ChatStream",
+    "Completion",
+    "ModuleBase",
+    "ModuleInput",
+    "StreamDelta",
+    "ToolCall",
+    "ToolCallFunction",
+]
+
+RequestT = TypeVar("RequestT")
+M = TypeVar("M", bound="ModuleBase[Any]")
+
+#: What a module call accepts as its first argument: a str, a dict of slot
+#: values, or a message dict / list of message dicts (e.g. a tool result).
+ModuleInput = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+#: Keys a caller may not pass as generation options: they are set by the module.
+_RESERVED_OPTIONS = frozenset({"messages", "stream"})
+
+
+class ToolCallFunction(TypedDict):
+    """The function part of a tool call: its name and its arguments as a JSON string."""
+
+    name: str
+    arguments: str
+
+
+class ToolCall(TypedDict):
+    """One tool call, in OpenAI shape: ``{"id", "type": "function", "function": {...}}``."""
+
+    id: str
+    type: Literal["function"]
+    function: ToolCallFunction
+
+
+class AssistantMessage(TypedDict):
+    """The assistant's turn when it calls tools, in OpenAI message shape.
+
+    A module call returns this (instead of a str) when the model called tools.
+    It is a plain dict, so it can be appended to ``history`` as is, followed by
+    ``{"role": "tool", "tool_call_id": ..., "content": ...}`` results::
+
+        reply = m("What's the weather in Paris?", tools=tools)
+        if isinstance(reply, dict):
+            call = reply["tool_calls"][0]
+            history += [reply, {"role": "tool", "tool_call_id": call["id"], "content": "18°C"}]
+    """
+
+    role: Literal["assistant"]
+    content: str | None
+    tool_calls: list[ToolCall]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend answered, before the base class shapes it for the caller.
+
+    ``text`` is the answer text ("" when the model only called tools),
+    ``tool_calls`` the complete tool calls, ``finish_reason`` the backend's
+    reason to stop (``"stop"``, ``"length"``, ``"tool_calls"``...), ``usage``
+    token counts if the backend reports them, ``raw`` the backend's own
+    response object for callers who need more.
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    usage: Mapping[str, Any] | None = None
+    raw: Any = None
+
+
+@dataclass(frozen=True)
+class StreamDelta:
+    """One step of a stream: a piece of text and/or completed tool calls and/or the finish reason.
+
+    Backends emit tool calls only once they are complete (an online module
+    accumulates the provider's per-index argument deltas first).
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+
+
+@dataclass
+class ChatStream:
+    """An iterator of text pieces, returned by :meth:`ModuleBase.stream`.
+
+    Iterate it for the text; once exhausted, ``text`` holds the whole answer,
+    ``tool_calls`` any tool calls and ``finish_reason`` why the model stopped.
+    ``message`` gives the assistant turn as an :data:`AssistantMessage`-shaped
+    dict. Use it as a context manager (or call :meth:`close`) to release the
+    connection early when you stop reading before the end::
+
+        with m.stream("Tell me a story") as s:
+            for piece in s:
+                print(piece, end="")
+        print(s.finish_reason)
+    """
+
+    _deltas: Iterator[StreamDelta]
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        while True:
+            delta = next(self._deltas)  # StopIteration ends us too
+            if delta.tool_calls:
+                self.tool_calls.extend(delta.tool_calls)
+            if delta.finish_reason is not None:
+                self.finish_reason = delta.finish_reason
+            if delta.text:
+                self.text += delta.text
+                return delta.text
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The assistant turn so far, in OpenAI message shape (``tool_calls`` only when present)."""
+        if self.tool_calls:
+            return {"role": "assistant", "content": self.text or None, "tool_calls": list(self.tool_calls)}
+        return {"role": "assistant", "content": self.text}
+
+    def close(self) -> None:
+        """Stop the stream and release its connection (safe to call twice)."""
+        close = getattr(self._deltas, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> ChatStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def as_prompter(prompt: Any) -> PrompterBase:
+    """Turn what ``.prompt()`` accepts into a prompter.
+
+    A prompter is used as is; a str or a ``{"system", "user"}`` dict becomes a
+    ``ChatPrompter``; None an ``EmptyPrompter`` (input passed through).
+    """
+    from prompter import ChatPrompter, EmptyPrompter, PrompterBase
+
+    if prompt is None:
+        return EmptyPrompter()
+    if isinstance(prompt, PrompterBase):
+        return prompt
+    if isinstance(prompt, (str, Mapping)):
+        return ChatPrompter(prompt)
+    if callable(getattr(prompt, "generate_prompt", None)) and callable(getattr(prompt, "get_response", None)):
+        return cast("PrompterBase", prompt)  # a duck-typed prompter
+    raise ModuleConfigError(
+        f"prompt: expected a prompter, a str, a {{'system', 'user'}} dict or None, got {type(prompt).__name__}"
+    )
+
+
+class ModuleBase(Generic[RequestT]):
+    """Base class of modules: a prompter in front of a backend.
+
+    Subclasses implement :meth:`_build_request` and :meth:`_complete` (and
+    optionally :meth:`_stream`). Keep backend state (HTTP session, loaded
+    model) in attributes that :meth:`share` can copy by reference: ``share``
+    makes a shallow copy of the module, so every handle sees the same objects.
+    If a subclass *rebinds* backend attributes later (e.g. ``start()`` sets
+    ``self._model``), keep them in one mutable holder object instead, so all
+    handles see the change.
+    """
+
+    _prompter: PrompterBase | None = None
+
+    # -- prompters -------------------------------------------------------------
+
+    def prompt(self: M, prompt: Any = None) -> M:
+        """Attach a prompter and return the module (for chaining).
+
+        ``prompt`` may be a prompter, a str or ``{"system", "user"}`` dict (a
+        ``ChatPrompter`` is built from it), or None (an ``EmptyPrompter``: the
+        input goes to the model as the user message).
+        """
+        self._prompter = as_prompter(prompt)
+        return self
+
+    @property
+    def prompter(self) -> PrompterBase:
+        """The attached prompter (an ``EmptyPrompter`` until one is attached)."""
+        if self._prompter is None:
+            self._prompter = as_prompter(None)
+        return self._prompter
+
+    def share(self: M, prompt: Any = None) -> M:
+        """A second handle on the same backend, with its own prompter.
+
+        The backend (connection pool, loaded model, settings) is shared; only
+        the prompter differs. ``prompt`` is read as in :meth:`prompt`.
+        """
+        twin = copy.copy(self)
+        twin._prompter = as_prompter(prompt)
+        return twin
+
+    # -- calls -----------------------------------------------------------------
+
+    def build_request(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> RequestT:
+        """The request a call with these arguments would send, as a plain value (no I/O)."""
+        return self._build_request(input, history, tools, self._check_options(generation))
+
+    def __call__(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> str | AssistantMessage:
+        """Ask the model; return the answer text, or an :data:`AssistantMessage` if it called tools.
+
+        ``generation`` options (``temperature``, ``max_tokens``, ``stop``...)
+        go to the backend as they are.
+        """
+        completion = self._complete(self.build_request(input, history, tools, **generation))
+        if completion.tool_calls:
+            return AssistantMessage(
+                role="assistant", content=completion.text or None, tool_calls=list(completion.tool_calls)
+            )
+        return self._get_response(completion.text, input)
+
+    def stream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> ChatStream:
+        """Ask the model and return a :class:`ChatStream` of text pieces.
+
+        The request is sent before this returns, so configuration and HTTP
+        status errors raise here; errors after the first piece (a dropped
+        connection) raise while iterating. Pieces are the raw model text: the
+        prompter's ``get_response`` is not applied to a stream.
+        """
+        request = self.build_request(input, history, tools, **generation)
+        return ChatStream(self._stream(request))
+
+    # -- hooks for subclasses -------------------------------------------------------
+
+    def _build_request(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: dict[str, Any],
+    ) -> RequestT:
+        """Build the backend request from the call's arguments, with ``self.prompter``. Pure."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _build_request")
+
+    def _complete(self, request: RequestT) -> Completion:
+        """Send ``request`` and return the whole answer."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _complete")
+
+    def _stream(self, request: RequestT) -> Iterator[StreamDelta]:
+        """Send ``request`` and return an iterator of deltas.
+
+        Do the connecting eagerly (before returning the iterator) when you can,
+        so errors raise from :meth:`stream` itself. The default completes the
+        whole answer and yields it as one delta.
+        """
+        completion = self._complete(request)
+        return iter(
+            [
+                StreamDelta(
+                    text=completion.text,
+                    tool_calls=completion.tool_calls,
+                    finish_reason=completion.finish_reason,
+                )
+            ]
+        )
+
+    def _get_response(self, text: str, input: ModuleInput) -> str:
+        """Extract the answer from the model's text; default: the prompter's ``get_response(text)``.
+
+        The input is not passed on: an API never echoes the prompt, and a
+        ``get_response(text, input)`` strips a leading copy of the input. A
+        local model that echoes its prompt can override this.
+        """
+        return self.prompter.get_response(text)
+
+    @staticmethod
+    def _check_options(generation: dict[str, Any]) -> dict[str, Any]:
+        bad = sorted(_RESERVED_OPTIONS & generation.keys())
+        if bad:
+            raise ModuleConfigError(
+                f"generation option {bad[0]!r} is set by the module: "
+                "pass the conversation as input/history and use .stream() to stream"
+            )
+        return {k: v for k, v in generation.items() if v is not None}

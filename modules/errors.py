@@ -1,0 +1,238 @@
+"""The exceptions modules raise: configuration mistakes and failed model calls.
+
+The API tree mirrors the official ``openai`` client's, so code written
+against one reads naturally against the other::
+
+    ModuleError(Exception)
+    ├── ModuleConfigError(ModuleError, ValueError)   bad arguments, unknown source, no API key
+    ├── APIError                                      a call to a model API failed
+    │   ├── APIConnectionError                        could not connect / connection dropped
+    │   │   └── APITimeoutError(.., TimeoutError)     connect/read timeout or total deadline
+    │   ├── APIResponseValidationError                a 2xx answer that is not valid JSON/SSE
+    │   ├── StreamInterruptedError                    a stream ended before it was complete
+    │   ├── StreamError                               the server sent an error event mid-stream
+    │   └── APIStatusError                            a non-2xx answer (status_code, request_id, body)
+    │       ├── BadRequestError                 400
+    │       ├── AuthenticationError             401
+    │       ├── PermissionDeniedError           403
+    │       ├── NotFoundError                   404
+    │       ├── ConflictError                   409
+    │       ├── UnprocessableEntityError        422
+    │       ├── RateLimitError                  429
+    │       └── InternalServerError             >= 500
+
+Messages never contain an API key: they are built from the status, the
+server's error message and the request id only, never from a URL or a header,
+and they are raised ``from None`` when the underlying exception's text could
+carry one (see :mod:`modules.online`).
+
+Other engineers add classes at the end of this file (e.g. a context-length
+error for local models); keep the base classes above stable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APIResponseValidationError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "ConflictError",
+    "InternalServerError",
+    "ModuleConfigError",
+    "ModuleError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "StreamError",
+    "StreamInterruptedError",
+    "UnprocessableEntityError",
+    "status_error_class",
+]
+
+
+class ModuleError(Exception):
+    """Base class of every error a module raises."""
+
+
+class ModuleConfigError(ModuleError, ValueError):
+    """A module was configured wrongly: unknown source, missing key or URL, bad option.
+
+    The message names the argument at fault and the remedy, e.g.
+    ``no API key for source 'deepseek': pass api_key=... or set DEEPSEEK_API_KEY``.
+    """
+
+
+class APIError(ModuleError):
+    """A call to a model API failed. ``message`` is the human-readable reason."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class APIConnectionError(APIError):
+    """The server could not be reached, or the connection dropped before an answer."""
+
+    def __init__(self, message: str = "Connection error.") -> None:
+        super().__init__(message)
+
+
+class APITimeoutError(APIConnectionError, TimeoutError):
+    """A connect or read timeout, or the module's total deadline, ran out."""
+
+    def __init__(self, message: str = "Request timed out.") -> None:
+        super().__init__(message)
+
+
+class APIResponseValidationError(APIError):
+    """The server answered 2xx with something that is not the expected JSON or SSE."""
+
+
+class StreamError(APIError):
+    """The server reported an error inside a stream (``event: error`` or ``data: {"error": ...}``).
+
+    ``body`` is the error object the server sent; ``partial_text`` the text
+    received before it.
+    """
+
+    def __init__(self, message: str, *, body: Any = None, partial_text: str = "") -> None:
+        super().__init__(message)
+        self.body = body
+        self.partial_text = partial_text
+
+
+class StreamInterruptedError(APIError):
+    """A stream ended (connection closed, timeout) before ``[DONE]`` or a finish reason.
+
+    ``partial_text`` holds everything received so far, so a caller can keep it
+    or show it; the module never retries once any byte reached the caller.
+    """
+
+    def __init__(self, message: str, *, partial_text: str = "") -> None:
+        super().__init__(message)
+        self.partial_text = partial_text
+
+
+class APIStatusError(APIError):
+    """The server answered with a non-2xx status.
+
+    Attributes: ``status_code`` (int), ``request_id`` (the ``x-request-id``
+    response header, or None) and ``body`` (the decoded JSON error body, the
+    raw text, or None).
+    """
+
+    def __init__(self, message: str, *, status_code: int, request_id: str | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.request_id = request_id
+        self.body = body
+
+    def __str__(self) -> str:
+        rid = f" (request id: {self.request_id})" if self.request_id else ""
+        return f"Error code: {self.status_code} - {self.message}{rid}"
+
+
+class BadRequestError(APIStatusError):
+    """400: the request was malformed (bad parameter, bad model name for some providers)."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: the API key is missing, wrong or expired."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """403: the key is valid but may not use this model or endpoint."""
+
+
+class NotFoundError(APIStatusError):
+    """404: wrong base_url path or unknown model."""
+
+
+class ConflictError(APIStatusError):
+    """409: a conflicting concurrent request (retried by default)."""
+
+
+class UnprocessableEntityError(APIStatusError):
+    """422: the body was well-formed JSON but semantically invalid."""
+
+
+class RateLimitError(APIStatusError):
+    """429: too many requests or tokens; retried honouring ``Retry-After``."""
+
+
+class InternalServerError(APIStatusError):
+    """5xx: the provider failed (retried by default)."""
+
+
+_STATUS_CLASSES: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+}
+
+
+def status_error_class(status_code: int) -> type[APIStatusError]:
+    """The most specific :class:`APIStatusError` subclass for an HTTP status."""
+    if status_code >= 500:
+        return InternalServerError
+    return _STATUS_CLASSES.get(status_code, APIStatusError)
+
+
+# -- local models (TrainableModule, the OpenAI-compatible server) -------------------------------
+#
+#   ModuleError
+#   ├── ModelNotStartedError(ModuleError, RuntimeError)    a local model used before start()
+#   ├── ContextLengthError(ModuleError, ValueError)        prompt + max_new_tokens > the context
+#   ├── UnsafeTokenizationError(ModuleError, ValueError)   user text could not be kept out of markup
+#   └── ServerStoppedError(ModuleError, RuntimeError)      a generation cut short by stop()
+
+
+class ModelNotStartedError(ModuleError, RuntimeError):
+    """A local model was called before ``start()`` loaded it (or after ``stop()``)."""
+
+
+class ContextLengthError(ModuleError, ValueError):
+    """The conversation plus the requested new tokens does not fit the model's context.
+
+    ``prompt_tokens``, ``max_new_tokens`` and ``max_context`` are the numbers
+    at fault; ``code`` is OpenAI's ``"context_length_exceeded"``. Pass
+    ``trim="oldest"`` to drop whole oldest turns instead, or shorten the input.
+    """
+
+    code = "context_length_exceeded"
+
+    def __init__(self, prompt_tokens: int, max_new_tokens: int, max_context: int, remedy: str = "") -> None:
+        self.prompt_tokens = prompt_tokens
+        self.max_new_tokens = max_new_tokens
+        self.max_context = max_context
+        total = prompt_tokens + max_new_tokens
+        message = (
+            f"the prompt is {prompt_tokens} tokens and max_new_tokens is {max_new_tokens} "
+            f"({total} in all), but the model's context is {max_context} tokens"
+        )
+        super().__init__(message + (f"; {remedy}" if remedy else ""))
+
+
+class UnsafeTokenizationError(ModuleError, ValueError):
+    """User-supplied text could not be located in the rendered prompt.
+
+    Raised instead of tokenizing it as markup, where a typed control token
+    (``<|im_start|>``...) would become a real one.
+    """
+
+
+class ServerStoppedError(ModuleError, RuntimeError):
+    """A generation was cut short because the module or its server was stopped."""
+
+
+__all__ += ["ContextLengthError", "ModelNotStartedError", "ServerStoppedError", "UnsafeTokenizationError"]

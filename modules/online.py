@@ -1,0 +1,556 @@
+"""OnlineChatModule: OpenAI-compatible chat APIs over HTTP, with the official client's reliability.
+
+::
+
+    m = OnlineChatModule(source="deepseek").prompt("You answer in one line.")
+    m("What is SSE?")                                   # -> str
+    for piece in m.stream("Count to five"): print(piece, end="")
+
+A call is built, then sent:
+
+- :meth:`OnlineChatModule.build_request` returns a :class:`ChatRequest` (URL,
+  headers without the key, JSON body): the prompter's ``format="openai"``
+  output, plus ``model``, plus the generation options. Pure and testable.
+- :meth:`OnlineChatModule._send` sends one attempt with the pooled
+  ``requests.Session``; the retry loop around it follows
+  :class:`~modules.retry.RetryPolicy` (2 retries on connection errors,
+  timeouts, 408/409/429/5xx; ``Retry-After`` honoured; backoff with jitter)
+  within a total deadline. A stream is never retried once it has begun.
+
+The API key lives in a :class:`Secret` (its repr shows at most the last four
+characters), goes only into the ``Authorization`` header of each attempt, and
+is scrubbed from every error message; errors are raised without chaining the
+``requests`` exceptions, whose text includes URLs and could include more.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+import urllib3
+
+from .base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from .errors import (
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    ModuleConfigError,
+    StreamInterruptedError,
+    status_error_class,
+)
+from .retry import RetryPolicy
+from .sources import Source, get_source, resolve_api_key
+from .sse import ChatStreamState, SSEDecoder
+
+__all__ = ["ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
+
+log = logging.getLogger("modules.online")
+
+_USER_AGENT = "prompter-modules/0.1"
+_READ_SIZE = 65536
+_MAX_ERROR_BODY = 1 << 20
+
+
+class Secret:
+    """A string that does not print itself: ``repr`` shows ``'***'`` and at most the last 4 characters.
+
+    >>> Secret("sk-canary-0123456789abcd")
+    '***abcd'
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret itself, for the one place that needs it (the Authorization header)."""
+        return self._value
+
+    def __repr__(self) -> str:
+        tail = self._value[-4:] if len(self._value) >= 16 else ""
+        return f"'***{tail}'"
+
+    __str__ = __repr__
+
+    def __copy__(self) -> Secret:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Secret:
+        return self
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Secret cannot be pickled: pass the key to the module in the other process")
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """Time limits, in seconds: ``connect`` per connection attempt, ``read`` between two bytes,
+    ``total`` for the whole call including retries and waits (None: no deadline).
+
+    A bare number ``t`` given as ``timeout=`` means ``Timeout(connect=min(5, t), read=t, total=t)``.
+    """
+
+    connect: float = 5.0
+    read: float = 120.0
+    total: float | None = 600.0
+
+    @classmethod
+    def of(cls, value: float | Timeout | None) -> Timeout:
+        """Normalise what ``timeout=`` accepts."""
+        if value is None:
+            return cls()
+        if isinstance(value, Timeout):
+            return value
+        if isinstance(value, (int, float)) and value > 0:
+            return cls(connect=min(5.0, float(value)), read=float(value), total=float(value))
+        raise ModuleConfigError(f"timeout: expected a positive number or a Timeout, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat-completions request as a plain value: where it goes, its headers (no key), its body."""
+
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+    stream: bool = False
+
+    def content(self) -> bytes:
+        """The body as UTF-8 JSON bytes (what goes on the wire)."""
+        try:
+            return json.dumps(self.body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise ModuleConfigError(f"request body is not JSON-serialisable: {exc}") from None
+
+
+@dataclass
+class _Backend:
+    """What every handle made by ``share()`` has in common: the pool and the key."""
+
+    session: requests.Session
+    api_key: Secret | None
+    owns_session: bool = True
+    closed: bool = field(default=False)
+
+
+@dataclass
+class _Outcome:
+    """How one attempt ended: a 2xx ``body`` (or, for a stream, the open ``response``), or an ``error``."""
+
+    response: requests.Response | None = None
+    body: bytes = b""
+    error: APIError | None = None
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class OnlineChatModule(ModuleBase[ChatRequest]):
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    Arguments:
+        source: a provider from :data:`modules.sources.SOURCES` (``"openai"``,
+            ``"deepseek"``, ``"qwen"``, ``"glm"``, ``"kimi"``, ``"doubao"``,
+            ``"siliconflow"``, ``"ollama"``, ``"openai-compatible"``). Default:
+            ``"openai-compatible"`` when ``base_url`` is given, else ``"openai"``.
+        model: the model name; default: the source's default model.
+        base_url: the API root (``.../v1``); default: the source's.
+        api_key: default: the source's environment variable (e.g. ``DEEPSEEK_API_KEY``).
+        timeout: seconds, or a :class:`Timeout` (connect, read, total).
+        max_retries: retries after the first attempt (default 2).
+        generation: default generation options for every call (``temperature``...).
+        headers: extra HTTP headers for every request.
+        session: a ``requests.Session`` to use (default: a pooled one owned by the module).
+        retry: a :class:`~modules.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
+    """
+
+    def __init__(
+        self,
+        source: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float | Timeout | None = None,
+        max_retries: int | None = None,
+        generation: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
+        url = base_url or src.base_url
+        if not url:
+            raise ModuleConfigError(f"source {src.name!r} needs base_url=... (e.g. 'http://127.0.0.1:8000/v1')")
+        if urlsplit(url).username is not None or urlsplit(url).password is not None:
+            # Not echoed: the URL holds a credential. It would also replace the Bearer header.
+            raise ModuleConfigError("base_url must not contain a user or password: pass the key as api_key=...")
+        if not url.startswith(("http://", "https://")):
+            raise ModuleConfigError(f"base_url must start with http:// or https://, got {url!r}")
+        chosen_model = model or src.default_model
+        if not chosen_model:
+            raise ModuleConfigError(f"source {src.name!r} has no default model: pass model=...")
+        key = resolve_api_key(src, api_key)
+        policy = retry or RetryPolicy()
+        if max_retries is not None:
+            policy = replace(policy, max_retries=max_retries)
+        self.source = src.name
+        self.model = chosen_model
+        self.base_url = url.rstrip("/")
+        self.timeout = Timeout.of(timeout)
+        self.retry = policy
+        self._url = self.base_url + "/chat/completions"
+        self._generation = ModuleBase._check_options(dict(generation or {}))
+        self._headers: Mapping[str, str] = MappingProxyType(
+            {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": _USER_AGENT,
+                **dict(headers or {}),
+            }
+        )
+        self._backend = _Backend(
+            session=session or requests.Session(),
+            api_key=Secret(key) if key else None,
+            owns_session=session is None,
+        )
+
+    def __repr__(self) -> str:
+        key = repr(self._backend.api_key) if self._backend.api_key else "None"
+        return (
+            f"{type(self).__name__}(source={self.source!r}, model={self.model!r}, "
+            f"base_url={self.base_url!r}, api_key={key})"
+        )
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection pool (shared by every ``share()`` handle)."""
+        if self._backend.owns_session and not self._backend.closed:
+            _close_session(self._backend.session)
+        self._backend.closed = True
+
+    def __enter__(self) -> OnlineChatModule:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- building (pure) ---------------------------------------------------------
+
+    def _build_request(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: dict[str, Any],
+    ) -> ChatRequest:
+        tool_list = None if tools is None else [dict(t) for t in tools]
+        prompt = self.prompter.generate_prompt(input, history=history, tools=tool_list, format="openai")
+        options = {**self._generation, **generation}
+        body = {"model": options.pop("model", self.model), **prompt, **options}
+        return ChatRequest(url=self._url, headers=self._headers, body=body)
+
+    # -- sending -----------------------------------------------------------------
+
+    def _send(self, request: ChatRequest, content: bytes, timeout: tuple[float, float]) -> requests.Response:
+        """Send one attempt. The only place the key is read."""
+        headers = dict(request.headers)
+        if request.stream:
+            headers["Accept"] = "text/event-stream"
+        if self._backend.api_key is not None:
+            headers["Authorization"] = "Bearer " + self._backend.api_key.reveal()
+        session = self._backend.session
+        return session.post(request.url, data=content, headers=headers, timeout=timeout, stream=True)
+
+    def _complete(self, request: ChatRequest) -> Completion:
+        outcome = self._request(request)
+        return _parse_completion(self._scrub(outcome.body.decode("utf-8", errors="replace")), outcome.status)
+
+    def _stream(self, request: ChatRequest) -> Iterator[StreamDelta]:
+        request = replace(request, stream=True, body={**request.body, "stream": True})
+        response = self._request(request).response
+        assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
+        if response.headers.get("content-type", "").startswith("application/json"):
+            # Some servers ignore "stream": true, or answer an error as JSON with a 2xx status.
+            try:
+                body = self._read_all(response, None)
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                raise self._connection_error(exc) from None
+            finally:
+                _finish(response)
+            done = _parse_completion(self._scrub(body.decode("utf-8", errors="replace")), response.status_code)
+            return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
+        return self._iter_stream(response)
+
+    def _request(self, request: ChatRequest) -> _Outcome:
+        """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
+        if self._backend.closed:
+            raise ModuleConfigError("this module was closed: build a new OnlineChatModule")
+        policy, limits = self.retry, self.timeout
+        content = request.content()
+        deadline = None if limits.total is None else policy.clock() + limits.total
+        attempt = 0
+        while True:
+            outcome = self._attempt(request, content, deadline)
+            if outcome.error is None:
+                return outcome
+            error = outcome.error
+            if attempt >= policy.max_retries or not policy.should_retry(outcome.status, outcome.headers):
+                raise error
+            wait = policy.delay(attempt, outcome.headers)
+            if deadline is not None and policy.clock() + wait >= deadline:
+                log.debug("not retrying %s: the %s s deadline would pass", _loggable(request.url), limits.total)
+                raise error
+            attempt += 1
+            log.info(
+                "retrying %s in %.2f s (retry %d of %d) after: %s",
+                _loggable(request.url),
+                wait,
+                attempt,
+                policy.max_retries,
+                error,
+            )
+            policy.sleep(wait)
+
+    def _attempt(self, request: ChatRequest, content: bytes, deadline: float | None) -> _Outcome:
+        """One attempt, its failure turned into an error value (raised or retried by the caller)."""
+        timeout = self._timeouts(deadline)
+        log.debug("POST %s", _loggable(request.url))
+        try:
+            response = self._send(request, content, timeout)
+        except requests.RequestException as exc:
+            return _Outcome(error=self._connection_error(exc))
+        status, headers = response.status_code, response.headers
+        try:
+            if 200 <= status < 300 and request.stream:
+                return _Outcome(response=response, status=status, headers=headers)
+            body = self._read_all(response, deadline, limit=None if status < 300 else _MAX_ERROR_BODY)
+        except APITimeoutError as exc:
+            return _Outcome(error=exc)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            return _Outcome(error=self._connection_error(exc))
+        finally:
+            if not (request.stream and 200 <= status < 300):
+                _finish(response)
+        if status < 300:
+            return _Outcome(body=body, status=status, headers=headers)
+        log.debug("%s answered %d", _loggable(request.url), status)
+        return _Outcome(error=self._status_error(status, headers, body), status=status, headers=headers)
+
+    def _timeouts(self, deadline: float | None) -> tuple[float, float]:
+        connect, read = self.timeout.connect, self.timeout.read
+        if deadline is not None:
+            left = deadline - self.retry.clock()
+            if left <= 0:
+                raise APITimeoutError(f"Request timed out: the {self.timeout.total} s deadline passed.")
+            connect, read = min(connect, left), min(read, left)
+        return connect, read
+
+    def _read_all(self, response: requests.Response, deadline: float | None, limit: int | None = None) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        for chunk in response.iter_content(_READ_SIZE):
+            parts.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+            if deadline is not None and self.retry.clock() > deadline:
+                raise APITimeoutError(f"Request timed out: the {self.timeout.total} s deadline passed.")
+        return b"".join(parts)
+
+    def _iter_stream(self, response: requests.Response) -> Iterator[StreamDelta]:
+        state = ChatStreamState()
+        decoder = SSEDecoder()
+        deadline = None if self.timeout.total is None else self.retry.clock() + self.timeout.total
+        read = _reader(response)
+        key = self._backend.api_key.reveal() if self._backend.api_key else ""
+        try:
+            while True:
+                try:
+                    chunk = read()
+                except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                    if state.complete:
+                        break  # the answer was whole: a connection lost after the finish is harmless
+                    raise StreamInterruptedError(
+                        f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
+                        partial_text=state.text,
+                    ) from None
+                if not chunk:
+                    break
+                for event in decoder.feed(chunk):
+                    if key and key in event.data:  # a server echoing the key back, e.g. in an error event
+                        event = replace(event, data=event.data.replace(key, "***"))
+                    delta = state.on_event(event)
+                    if delta is not None:
+                        yield delta
+                if state.done:
+                    break
+                if deadline is not None and self.retry.clock() > deadline:
+                    raise StreamInterruptedError(
+                        f"the stream ran past the {self.timeout.total} s deadline", partial_text=state.text
+                    )
+            decoder.close()
+            if not state.complete:
+                raise StreamInterruptedError(
+                    f"the stream ended without [DONE] or a finish reason after {len(state.text)} characters",
+                    partial_text=state.text,
+                )
+        finally:
+            _finish(response)
+
+    # -- errors ------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        key = self._backend.api_key
+        if key is not None and key.reveal() and key.reveal() in text:
+            text = text.replace(key.reveal(), "***")
+        return text
+
+    def _describe(self, exc: BaseException) -> str:
+        _forget(exc)
+        return self._scrub(f"{type(exc).__name__}: {exc}")
+
+    def _connection_error(self, exc: BaseException) -> APIConnectionError:
+        timeouts = (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError)
+        if isinstance(exc, timeouts):
+            return APITimeoutError(f"Request timed out ({self._describe(exc)}).")
+        return APIConnectionError(f"Connection error ({self._describe(exc)}).")
+
+    def _status_error(self, status: int, headers: Mapping[str, str], raw: bytes) -> APIStatusError:
+        text = self._scrub(raw.decode("utf-8", errors="replace"))
+        body: Any = text or None
+        message = text[:500] or f"HTTP {status}"
+        try:
+            body = json.loads(text)
+        except ValueError:
+            pass
+        if isinstance(body, dict):
+            error = body.get("error", body)
+            if isinstance(error, dict):
+                message = str(error.get("message") or error.get("msg") or message)
+            elif isinstance(error, str):
+                message = error
+        return status_error_class(status)(
+            message, status_code=status, request_id=headers.get("x-request-id"), body=body
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _loggable(url: str) -> str:
+    """``url`` without user info or query string, which might carry credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _close_session(session: requests.Session) -> None:
+    """Close a session's pooled connections now.
+
+    urllib3 2 closes a dropped pool's connections only when the pool is garbage
+    collected, which a reference cycle (say, a kept traceback) can postpone.
+    """
+    for adapter in session.adapters.values():
+        pools = getattr(getattr(adapter, "poolmanager", None), "pools", None)
+        if pools is None:
+            continue
+        for key in list(pools.keys()):
+            pool = pools.get(key)
+            if pool is not None:
+                pool.close()
+    session.close()
+
+
+def _forget(exc: BaseException) -> None:
+    """Clear the locals of the finished frames of ``exc`` and its chain.
+
+    Those frames (inside requests/urllib3) hold connections and pools in reference
+    cycles with the exception; clearing them lets sockets close now, not at the next GC.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__traceback__ is not None:
+            traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
+
+
+def _finish(response: requests.Response) -> None:
+    """Give a response's connection back: to the pool if it was read to the end, else closed."""
+    response.close()
+    # A released connection is closed by the pool later, but this response's own file object
+    # would keep the socket open for as long as the response lives (e.g. in a kept traceback).
+    response.raw.close()
+
+
+def _reader(response: requests.Response) -> Any:
+    """A function returning the next bytes available (b"" at the end), without waiting for a full buffer."""
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if read1 is not None:
+        return lambda: read1(_READ_SIZE, decode_content=True)  # gzip'd streams too
+    chunks = response.iter_content(chunk_size=None)  # urllib3 < 2.2: chunked streams still arrive per chunk
+    return lambda: next(chunks, b"")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _tool_calls_of(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append(
+            ToolCall(
+                id=str(call.get("id", "")),
+                type="function",
+                function={"name": str(function.get("name", "")), "arguments": arguments},
+            )
+        )
+    return tuple(calls)
+
+
+def _parse_completion(text: str, status: int | None) -> Completion:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise APIResponseValidationError(f"the answer is not JSON: {text[:200]!r}") from None
+    if isinstance(data, dict) and data.get("error"):
+        error = data["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise APIError(f"the server answered {status} with an error: {message}")
+    try:
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise APIResponseValidationError(f"the answer has no choices[0]: {text[:200]!r}") from None
+    return Completion(
+        text=_text_of(message.get("content")),
+        tool_calls=_tool_calls_of(message),
+        finish_reason=choice.get("finish_reason"),
+        usage=data.get("usage"),
+        raw=data,
+    )
