@@ -78,8 +78,12 @@ def test_user_text_is_only_inside_spans(family: str, case: str) -> None:
     fmt = ModelFormat.get(family)
     try:
         text = fmt.render(messages, tools=tools, add_generation_prompt=False)
-    except TemplateError:
-        pytest.skip("the template rejects this conversation")
+    except TemplateError as rejected:
+        # the template itself refuses this conversation: spans must refuse it the same way
+        with pytest.raises(TemplateError) as also:
+            fmt.render_with_spans(messages, tools=tools, add_generation_prompt=False)
+        assert str(also.value) == str(rejected)
+        return
     try:
         r = fmt.render_with_spans(messages, tools=tools, add_generation_prompt=False)
     except TemplateError as exc:
@@ -99,9 +103,14 @@ def test_spans_hold_the_contents_in_order(family: str) -> None:
     contents = ["first question", "first answer", "second question"]
     messages = [{"role": r, "content": c} for r, c in zip(["user", "assistant", "user"], contents)]
     try:
-        r = fmt.render_with_spans(messages)
-    except TemplateError:
-        pytest.skip("the template rejects this conversation")
+        text = fmt.render(messages)
+    except TemplateError as rejected:
+        with pytest.raises(TemplateError) as also:
+            fmt.render_with_spans(messages)
+        assert str(also.value) == str(rejected)
+        return
+    r = fmt.render_with_spans(messages)
+    assert r.text == text
     inside = [r.text[s:e] for s, e in r.spans]
     joined = "\x00".join(inside)
     positions = [joined.find(c) for c in contents]
