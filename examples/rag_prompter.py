@@ -13,7 +13,7 @@ from prompter import ModelFormat, PrompterBase
 class RagPrompter(PrompterBase):
     """Answers a question from numbered passages and cites them as [n]."""
 
-    template = "{sos}{system}\n{instruction}{eos}{history}{soh}{user}{input}{eoh}{soa}"
+    template = "{sos}{system}\n{instruction}{tools}{eos}{history}{soh}{user}{input}{eoh}{soa}"
     instruction_template = "{instruction}\n\n{extra_keys}"
 
     def __init__(self, **kwargs: Any) -> None:

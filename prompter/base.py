@@ -129,6 +129,8 @@ class PrompterBase:
 
     @classmethod
     def _compile_declaration(cls) -> None:
+        if not isinstance(cls.template, str) or not isinstance(cls.instruction_template, str):
+            raise DeclarationError(f"{cls.__name__}.template and .instruction_template must be str")
         layout = InstructionTemplate(cls.template)
         unknown = sorted(set(layout.slots) - LAYOUT_FIELDS)
         if unknown:
@@ -142,8 +144,19 @@ class PrompterBase:
                 f"{cls.__name__}.instruction_template must contain {{instruction}} and may contain "
                 f"{{extra_keys}}; got {cls.instruction_template!r}"
             )
-        if cls.allows_history and "history" not in layout.slots:
-            raise DeclarationError(f"{cls.__name__} allows history but its template has no {{history}} field")
+        # every field that can carry something must have a place, or the text output would drop it
+        needed = {"instruction", "user"}
+        needed |= {name for name, wanted in (("system", cls.uses_system), ("tools", cls.allows_tools),
+                                             ("history", cls.allows_history), ("input", cls.allows_free_input))
+                   if wanted}
+        missing = sorted(needed - set(layout.slots))
+        if missing:
+            fields = ", ".join("{" + name + "}" for name in missing)
+            raise DeclarationError(
+                f"{cls.__name__}.template has no {fields}: what the class allows would be dropped from its "
+                "text output; add the field(s) or set allows_tools / allows_history / allows_free_input / "
+                "uses_system to False"
+            )
         cls._layout = layout
         cls._has_preprocess = cls.preprocess is not PrompterBase.preprocess if "PrompterBase" in globals() else False
 
@@ -188,7 +201,8 @@ class PrompterBase:
         self.show = bool(show)
         if tools is not None and not self.allows_tools:
             raise ToolsError(f"{type(self).__name__} takes no tools")
-        self._tools = ToolSet.from_user(tools) if tools is not None else None
+        # an empty list offers no tools and locks nothing
+        self._tools = ToolSet.from_user(tools, shared=True) if tools else None
         if history is not None and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
         self._history: tuple[Turn, ...] = normalize_history(history, "history")
@@ -255,14 +269,22 @@ class PrompterBase:
                 raise MissingSlotError(f"no input given, but the template needs slot(s): {', '.join(slots)}")
             return {}, "", ()
         if isinstance(input, Mapping):
-            if "role" in input and "role" not in self._slot_set:
-                return self._free_input(input, "input")
+            if "role" in input and not any(key in self._slot_set for key in input):
+                return self._message_input(input)
             return self._split_mapping(input)
         if isinstance(input, (list, tuple)) and input and all(isinstance(m, Mapping) for m in input):
-            return self._free_input(input, "input")
+            return self._message_input(input)
         raise InputTypeError(
             f"input: expected str, int, a dict of slot values or message dict(s), got {type(input).__name__}"
         )
+
+    def _message_input(self, value: Any) -> tuple[dict[str, str], str, tuple[Message, ...]]:
+        if self._slots:
+            raise MissingSlotError(
+                f"input is a message, but the template needs slot(s): {', '.join(self._slots)}; pass a dict "
+                "with these keys and put the message under one more key"
+            )
+        return self._free_input(value, "input")
 
     def _split_mapping(self, input: Mapping[Any, Any]) -> tuple[dict[str, str], str, tuple[Message, ...]]:
         values: dict[str, str] = {}
@@ -274,7 +296,7 @@ class PrompterBase:
             value = input[slot]
             if type(value) is str:
                 values[slot] = value
-            elif isinstance(value, _SCALARS):
+            elif isinstance(value, _SCALARS) and not isinstance(value, bool):
                 values[slot] = str(value)
             else:
                 raise InputTypeError(
@@ -282,16 +304,21 @@ class PrompterBase:
                 )
         if missing:
             raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
+        for key in input:
+            if type(key) is not str:
+                raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {key!r}")
         rest = [key for key in input if key not in self._slot_set]
         if not rest:
             return values, "", ()
         if not self.allows_free_input or len(rest) > 1:
             allowed = ", ".join(map(repr, self._slots)) or "none"
-            what = "keys" if self.allows_free_input else "every key must be a slot or an extra key"
-            raise UnexpectedKeyError(
-                f"input has unexpected key(s) {', '.join(map(repr, rest))} ({what}); slots: {allowed}"
-                + ("; at most one other key may carry the user's input" if self.allows_free_input else "")
+            rule = (
+                "at most one key besides the slots may carry the user's message"
+                if self.allows_free_input
+                else "every key must be a slot or an extra key"
             )
+            unexpected = ", ".join(map(repr, rest))
+            raise UnexpectedKeyError(f"input has unexpected key(s) {unexpected}: {rule}; slots: {allowed}")
         key = rest[0]
         _, text, current = self._free_input(input[key], f"input[{key!r}]")
         return values, text, current
@@ -416,6 +443,8 @@ class PrompterBase:
         key = (id(fmt), conv.tools is self._tools)
         plan = self._plans.get(key)
         if plan is None:
+            if len(self._plans) > 8:  # formats made on the fly must not pile up
+                self._plans.clear()
             plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, key[1]))
         return plan.render(conv)
 
@@ -445,6 +474,8 @@ class PrompterBase:
 
     def get_response(self, output: str, input: str | None = None) -> str:
         """The model's answer, without an echoed prompt and before-answer markup."""
+        if type(output) is not str:
+            raise PromptTypeError(f"get_response: output must be str, got {type(output).__name__}")
         if input and output.startswith(input):
             output = output[len(input) :]
         split = self.response_split
@@ -454,11 +485,15 @@ class PrompterBase:
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
-    if model_format is None or not isinstance(model_format, str):
-        return model_format
     from prompter.model_format import ModelFormat
 
-    return ModelFormat.get(model_format)
+    if model_format is None or isinstance(model_format, ModelFormat):
+        return model_format
+    if isinstance(model_format, str):
+        return ModelFormat.get(model_format)
+    raise PromptTypeError(
+        f"model_format: expected a ModelFormat or a family / model name, got {type(model_format).__name__}"
+    )
 
 
 PrompterBase._compile_declaration()

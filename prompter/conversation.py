@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from prompter.messages import Message, Turn
+from prompter.messages import ContentPart, Message, Turn
 from prompter.tools import ToolSet
 
 __all__ = ["Conversation"]
@@ -40,3 +40,23 @@ class Conversation(NamedTuple):
         if self.system and self.instruction:
             return self.system + "\n" + self.instruction
         return self.system or self.instruction
+
+    def turn(self) -> tuple[Message, ...]:
+        """The current turn as messages, with the user-level instruction in place.
+
+        The instruction precedes the user's own text; when the turn has no user
+        message first (a tool result fed back), it follows the turn, so tool
+        results still come right after the call that asked for them.
+        """
+        if not self.current:
+            return (Message("user", self.user + self.input),)
+        if not self.user:
+            return self.current
+        first = self.current[0]
+        if first.role == "user":
+            if isinstance(first.content, str):
+                content: str | tuple[ContentPart, ...] = self.user + first.content
+            else:
+                content = (ContentPart("text", self.user), *first.content)
+            return (first._replace(content=content), *self.current[1:])
+        return (*self.current, Message("user", self.user))

@@ -23,10 +23,10 @@ class EmptyPrompter(PrompterBase):
     {'messages': [{'role': 'user', 'content': 'hi'}]}
     """
 
-    template = "{history}{input}"
+    template = "{system}{instruction}{tools}{history}{user}{input}"  # unused: text is the input itself
     uses_system = False
 
-    def __init__(self, show: bool = False, tools: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, *, show: bool = False, tools: list[dict[str, Any]] | None = None) -> None:
         super().__init__(None, None, show, tools)
 
     def _render_text(self, conv: Conversation, fmt: Any) -> str:

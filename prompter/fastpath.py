@@ -105,7 +105,7 @@ class FastPath:
             text = ""
         elif extra == 1 and self._free_input and "role" not in input:
             free = [key for key in input if key not in slots]
-            if len(free) != 1:
+            if len(free) != 1 or type(free[0]) is not str:
                 return None
             text = input[free[0]]
             if type(text) is not str:

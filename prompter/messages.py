@@ -78,7 +78,7 @@ def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> s
                 f"{where}: a {part.type} part cannot be rendered as plain text; "
                 "use format='openai' (or another API dialect) for multimodal messages"
             )
-    return "".join(part.text for part in content)
+    return "\n".join(part.text for part in content)
 
 
 def _type_name(value: object) -> str:
@@ -158,7 +158,7 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     calls; tool-call ``arguments`` given as a JSON string are parsed.
     """
     role = raw.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         if role is None:
             raise MessageError(f"{where}: a message needs a 'role' (one of system, user, assistant, tool)")
         raise MessageError(f"{where}: unknown role {role!r}; expected one of system, user, assistant, tool")
@@ -181,7 +181,7 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
-    return Message(role, content, calls, tool_call_id, name)
+    return Message(role, content, calls, tool_call_id, name)  # type: ignore[arg-type]
 
 
 def normalize_history(history: object, where: str = "history") -> tuple[Turn, ...]:

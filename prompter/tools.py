@@ -83,8 +83,12 @@ class ToolSet:
         self.shared = ReadOnlyList(specs)
 
     @classmethod
-    def from_user(cls, tools: object, where: str = "tools") -> ToolSet:
-        """Validate ``tools`` (a list of ``{"type": "function", "function": {...}}``) and copy it."""
+    def from_user(cls, tools: object, where: str = "tools", shared: bool = False) -> ToolSet:
+        """Validate ``tools`` (a list of ``{"type": "function", "function": {...}}``) and copy it.
+
+        ``shared`` tools (locked at a prompter's construction) appear in every
+        prompt, so they come back read-only; others come back as plain dicts.
+        """
         if not isinstance(tools, (list, tuple)):
             raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
         for i, tool in enumerate(tools):
@@ -104,10 +108,11 @@ class ToolSet:
             text = json.dumps(list(tools), ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise ToolsError(f"{where}: tools must be JSON-serialisable ({exc})") from None
-        return cls(tuple(_read_only(json.loads(text))), text)
+        specs = json.loads(text)
+        return cls(tuple(_read_only(specs) if shared else specs), text)
 
     def as_list(self) -> list[dict[str, Any]]:
-        """A fresh list of the tool dicts; the dicts are shared and refuse changes."""
+        """A fresh list of the tool dicts (read-only dicts when the tools are shared)."""
         return list(self.specs)
 
     def __len__(self) -> int:

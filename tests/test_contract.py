@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 import pytest
@@ -13,6 +14,7 @@ from prompter.errors import (
     InputTypeError,
     MissingSlotError,
     PromptError,
+    PromptTypeError,
     ToolsError,
     UnexpectedKeyError,
 )
@@ -477,3 +479,95 @@ def test_show_logs_at_debug_and_never_prints(caplog: pytest.LogCaptureFixture, c
 )
 def test_get_response(prompter: object, output: str, input: str | None, expected: str) -> None:
     assert prompter.get_response(output, input) == expected  # type: ignore[attr-defined]
+
+
+# ---- found in review: each of these once misbehaved -------------------------------------------
+
+
+def test_a_message_given_to_a_prompter_with_slots_names_the_missing_slots() -> None:
+    with pytest.raises(MissingSlotError, match="needs slot.*topic"):
+        chat("About {topic}.").generate_prompt({"role": "user", "content": "hi"})
+    with pytest.raises(MissingSlotError, match="topic"):
+        chat("About {topic}.").generate_prompt([{"role": "user", "content": "hi"}])
+    # a dict that fills a slot is slot values, whatever its other keys are called
+    body = chat("Act as {content}.", system="").generate_prompt({"content": "pirate", "role": "ahoy"}, format="openai")
+    assert body["messages"] == [{"role": "system", "content": "Act as pirate.\n\n"}, {"role": "user", "content": "ahoy"}]
+
+
+def test_a_user_level_instruction_never_separates_tool_results_from_their_call() -> None:
+    p = chat({"system": "S", "user": "Answer briefly. "}, system="")
+    history = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "w", "arguments": "{}"}}]},
+    ]
+    body = p.generate_prompt({"role": "tool", "tool_call_id": "c1", "content": "18C"}, history=history, format="openai")
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "user"]
+    assert body["messages"][-1] == {"role": "user", "content": "Answer briefly. "}
+    prefixed = p.generate_prompt({"role": "user", "content": "hi"}, format="openai")
+    assert prefixed["messages"][-1] == {"role": "user", "content": "Answer briefly. hi"}
+
+
+@pytest.mark.parametrize(
+    ("template", "missing"),
+    [
+        pytest.param("{system}{instruction}{tools}{history}{user}", "{input}", id="input-dropped"),
+        pytest.param("{system}{instruction}{history}{user}{input}", "{tools}", id="tools-dropped"),
+        pytest.param("{system}{instruction}{tools}{history}{input}", "{user}", id="user-dropped"),
+        pytest.param(5, "must be str", id="not-a-str"),
+    ],
+)
+def test_a_layout_that_would_drop_content_fails_when_the_class_is_defined(template: object, missing: str) -> None:
+    from prompter import PrompterBase
+    from prompter.errors import DeclarationError
+
+    with pytest.raises(DeclarationError, match=re.escape(missing)):
+        type("Broken", (PrompterBase,), {"template": template})
+
+
+def test_returned_tools_are_fresh_unless_locked_at_construction() -> None:
+    import copy
+
+    free = chat("x").generate_prompt("hi", tools=TOOLS, format="openai")
+    free["tools"][0]["extra"] = 1  # call-time tools: plain dicts, the caller's to change
+    assert "extra" not in TOOLS[0]
+    locked = chat("x", tools=TOOLS).generate_prompt("hi", format="openai")
+    with pytest.raises(TypeError, match="read-only"):
+        locked["tools"][0]["extra"] = 1
+    plain = copy.deepcopy(locked)
+    plain["tools"][0]["extra"] = 1
+    assert type(plain["tools"][0]) is dict
+
+
+ODD_CALLS = [
+    pytest.param(lambda: chat("x").generate_prompt("hi", model_format=5), PromptTypeError, id="model-format-int"),
+    pytest.param(lambda: chat("x").generate_prompt("hi", history=[{"role": ["user"], "content": "x"}]), PromptError,
+                 id="role-unhashable"),
+    pytest.param(lambda: chat("x").get_response(None), PromptTypeError, id="get-response-none"),
+    pytest.param(lambda: chat("{a}").generate_prompt({"a": True}), InputTypeError, id="bool-slot-value"),
+    pytest.param(lambda: chat("x").generate_prompt({1: "x"}), InputTypeError, id="non-str-key"),
+]
+
+
+@pytest.mark.parametrize(("call", "error"), ODD_CALLS)
+def test_odd_arguments_raise_typed_errors(call: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        call()  # type: ignore[operator]
+
+
+def test_empty_tools_at_construction_lock_nothing() -> None:
+    assert "### Function-call Tools." in chat("x", tools=[]).generate_prompt("hi", tools=TOOLS)
+
+
+def test_unexpected_key_message_reads_as_a_sentence() -> None:
+    with pytest.raises(UnexpectedKeyError) as err:
+        chat("About {a}.").generate_prompt({"a": "1", "q": "2", "r": "3"})
+    assert str(err.value) == (
+        "input has unexpected key(s) 'q', 'r': at most one key besides the slots may carry the user's message; "
+        "slots: 'a'"
+    )
+
+
+def test_multimodal_text_parts_join_with_newlines_in_every_text_rendering() -> None:
+    message = {"role": "user", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}
+    assert "A\nB" in chat(system="").generate_prompt(message)
+    assert "A\nB" in chat(system="").generate_prompt(message, model_format="qwen2.5")

@@ -39,13 +39,9 @@ def conversation_messages(conv: Conversation) -> list[Located]:
             question, answer = turn
             located.append((where, Message("user", question)))
             located.append((where, Message("assistant", answer)))
-    if conv.current:
-        if conv.user:
-            located.append(("input", Message("user", conv.user)))
-        several = len(conv.current) > 1
-        located.extend((f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current))
-    else:
-        located.append(("input", Message("user", conv.user + conv.input)))
+    current = conv.turn()
+    several = len(current) > 1
+    located.extend((f"input[{j}]" if several else "input", m) for j, m in enumerate(current))
     if conv.label is not None:
         located.append(("label", Message("assistant", conv.label)))
     return located

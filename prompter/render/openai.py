@@ -59,9 +59,7 @@ def openai_messages(conv: Conversation) -> list[dict[str, Any]]:
         else:
             messages.append(message_dict(turn))  # type: ignore[arg-type]
     if conv.current:
-        if conv.user:
-            messages.append({"role": "user", "content": conv.user})
-        messages.extend(message_dict(m) for m in conv.current)
+        messages.extend(message_dict(m) for m in conv.turn())
     else:
         messages.append({"role": "user", "content": conv.user + conv.input})
     if conv.label is not None:
