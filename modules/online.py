@@ -256,8 +256,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         tools: Sequence[Mapping[str, Any]] | None,
         generation: dict[str, Any],
     ) -> ChatRequest:
-        tool_list = None if tools is None else [dict(t) for t in tools]
-        prompt = self.prompter.generate_prompt(input, history=history, tools=tool_list, format="openai")
+        # the prompter validates and copies the tools (a ToolsError names what is wrong)
+        prompt = self.prompter.generate_prompt(input, history=history, tools=tools, format="openai")
         options = {**self._generation, **generation}
         body = {"model": options.pop("model", self.model), **prompt, **options}
         return ChatRequest(url=self._url, headers=self._headers, body=body)

@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from modules.errors import ModuleConfigError
+
 __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "parse_retry_after"]
 
 #: Statuses retried by default: request timeout, conflict, rate limit (and every 5xx).
@@ -101,8 +103,8 @@ class RetryPolicy:
     random: Callable[[], float] = field(default=_random.random, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if type(self.max_retries) is not int or self.max_retries < 0:
+            raise ModuleConfigError(f"max_retries must be a whole number >= 0, got {self.max_retries!r}")
 
     def should_retry(self, status: int | None, headers: Mapping[str, str] | None = None) -> bool:
         """Whether a failure is worth retrying (ignoring how many retries are left).

@@ -261,3 +261,21 @@ def test_a_stream_that_goes_silent_times_out_with_its_partial_text(server, clock
     with pytest.raises(StreamInterruptedError, match="cut short") as info:
         list(s)
     assert info.value.partial_text == "one "
+
+
+def test_a_negative_retry_count_is_a_configuration_error() -> None:
+    from modules import ModuleConfigError, OnlineChatModule
+
+    with pytest.raises(ModuleConfigError, match="max_retries"):
+        OnlineChatModule(source="openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", api_key="k",
+                         max_retries=-1)
+
+
+def test_bad_call_time_tools_are_a_tools_error_before_any_request() -> None:
+    from modules import OnlineChatModule
+    from prompter.errors import ToolsError
+
+    module = OnlineChatModule(source="openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", api_key="k")
+    for tools in ("x", [1]):
+        with pytest.raises(ToolsError, match="tools"):
+            module("hi", tools=tools)  # type: ignore[arg-type]
