@@ -1,0 +1,162 @@
+"""Benchmark the OpenAI-compatible server against in-process calls on the tiny model.
+
+Measures, on whatever machine runs it:
+
+* **overhead per request**: median latency of ``POST /v1/chat/completions``
+  (httpx, keep-alive, non-streaming) minus the median of the same generation
+  called in process (``module.generate(module.prepare(...))``);
+* **throughput** for 1, 8 and 64 concurrent clients (threads, one keep-alive
+  connection each): requests/s and generated tokens/s, twice: with generation
+  serialised (``max_batch_size=1``, the default) and with concurrent greedy
+  requests batched into one ``generate`` call (``max_batch_size=64``).
+
+On a small CPU, PyTorch's intra-op threads fight each other and the server's
+threads; ``--threads 1`` (``torch.set_num_threads(1)``) is usually faster for
+the tiny model.
+
+::
+
+    python benchmarks/bench_server.py            # the full run (about a minute on 2 cores)
+    python benchmarks/bench_server.py --quick    # a smoke run (seconds)
+    python benchmarks/bench_server.py --threads 1 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _messages(i: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Question {i}: what is the weather in city number {i}?"}]
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def run(quick: bool = False, max_tokens: int | None = None, threads: int | None = None) -> dict[str, Any]:
+    """Run the benchmark and return its numbers (also printed)."""
+    import httpx
+    from transformers.utils import logging
+
+    from modules.tiny_model import cached_tiny_model
+    from modules.trainable import TrainableModule
+
+    logging.disable_progress_bar()
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    new_tokens = max_tokens or (4 if quick else 16)
+    reps = 5 if quick else 30
+    per_level = {1: 4, 8: 8, 64: 64} if quick else {1: 32, 8: 64, 64: 128}
+
+    path = cached_tiny_model()
+    results: dict[str, Any] = {"max_new_tokens": new_tokens}
+    module = TrainableModule(path, name="tiny", max_new_tokens=new_tokens).start(serve=True)
+    url = module.url + "/chat/completions"
+    try:
+        # Warm up both paths (first calls pay one-off costs).
+        module.generate(module.prepare(_messages(0)))
+        with httpx.Client(timeout=120) as http:
+            http.post(url, json={"model": "tiny", "messages": _messages(0)}).raise_for_status()
+
+        in_process = []
+        for i in range(reps):
+            t = time.perf_counter()
+            module.generate(module.prepare(_messages(i), max_new_tokens=new_tokens))
+            in_process.append(time.perf_counter() - t)
+        over_http = []
+        with httpx.Client(timeout=120) as http:
+            for i in range(reps):
+                t = time.perf_counter()
+                r = http.post(url, json={"model": "tiny", "messages": _messages(i), "max_tokens": new_tokens})
+                r.raise_for_status()
+                over_http.append(time.perf_counter() - t)
+        results["in_process_ms"] = round(_median_ms(in_process), 2)
+        results["over_http_ms"] = round(_median_ms(over_http), 2)
+        results["overhead_ms"] = round(results["over_http_ms"] - results["in_process_ms"], 2)
+        results["concurrency"] = _throughput(url, per_level, new_tokens)
+    finally:
+        module.stop()
+
+    batched = TrainableModule(path, name="tiny", max_new_tokens=new_tokens, max_batch_size=64).start(serve=True)
+    try:
+        results["concurrency_batched"] = _throughput(batched.url + "/chat/completions", per_level, new_tokens)
+    finally:
+        batched.stop()
+
+    print(f"tiny model, max_new_tokens={new_tokens}")
+    print(f"  in process : {results['in_process_ms']:8.2f} ms / request (median of {reps})")
+    print(f"  over HTTP  : {results['over_http_ms']:8.2f} ms / request")
+    print(f"  overhead   : {results['overhead_ms']:8.2f} ms / request")
+    for key, title in (("concurrency", "serialised"), ("concurrency_batched", "batched (max_batch_size=64)")):
+        print(f"  {title}")
+        print("  clients  requests  req/s   tok/s   p50 ms   p95 ms")
+        for clients, row in results[key].items():
+            print(
+                f"  {clients:7d}  {row['requests']:8d}  {row['requests_per_s']:5.1f}  {row['tokens_per_s']:6.1f}"
+                f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}"
+            )
+    return results
+
+
+def _throughput(url: str, per_level: dict[int, int], new_tokens: int) -> dict[int, dict[str, float]]:
+    """Requests/s, tokens/s and latency percentiles for each number of concurrent clients."""
+    import httpx
+
+    local = threading.local()
+
+    def one(i: int) -> tuple[float, int]:
+        client = getattr(local, "client", None)
+        if client is None:
+            client = local.client = httpx.Client(timeout=300)
+        t = time.perf_counter()
+        r = client.post(url, json={"model": "tiny", "messages": _messages(i), "max_tokens": new_tokens})
+        r.raise_for_status()
+        return time.perf_counter() - t, int(r.json()["usage"]["completion_tokens"])
+
+    levels = {}
+    for clients, total in per_level.items():
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            done = list(pool.map(one, range(total)))
+        wall = time.perf_counter() - t0
+        latencies = sorted(d[0] for d in done)
+        levels[clients] = {
+            "requests": total,
+            "requests_per_s": round(total / wall, 2),
+            "tokens_per_s": round(sum(d[1] for d in done) / wall, 1),
+            "p50_ms": round(_median_ms(latencies), 1),
+            "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
+        }
+    return levels
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a few requests only (a smoke test)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="tokens generated per request")
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
+    parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+    results = run(quick=args.quick, max_tokens=args.max_tokens, threads=args.threads)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

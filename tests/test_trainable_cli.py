@@ -1,0 +1,49 @@
+"""The `prompter` console script (modules.cli): every command, run in process."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
+
+from modules.cli import main
+
+
+def test_render_prints_the_models_string(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["render", "You answer about {topic}.", '{"topic": "cats", "input": "Why?"}', "--model-format", "qwen2.5"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "<|im_start|>user\nWhy?<|im_end|>" in out and "cats" in out
+
+
+def test_render_openai_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", "Be brief.", "hi", "--format", "openai", "--history", '[["q", "a"]]']) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+
+
+def test_view_shows_both(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", "Be brief.", "hi", "--model-format", "llama-3"]) == 0
+    out = capsys.readouterr().out
+    assert "<|start_header_id|>user<|end_header_id|>" in out and '"role": "user"' in out
+
+
+def test_bad_json_input_is_a_clean_exit() -> None:
+    with pytest.raises(SystemExit, match="invalid JSON"):
+        main(["render", "x", "{not json"])
+
+
+def test_chat_answers_from_stdin(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("hello\nand again\n"))
+    assert main(["chat", "--model", str(tiny_model_path), "--max-new-tokens", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("model> ") == 2
