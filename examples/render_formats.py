@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from prompter import AlpacaPrompter, ChatPrompter, ModelFormat
+from prompter import AlpacaPrompter, ChatPrompter, ModelFormat, PromptError
 from prompter.render import DIALECTS
 
 TOOLS = [
@@ -51,7 +51,11 @@ def main() -> None:
             print(prompter.generate_prompt(value, history=history, model_format=ModelFormat.get(family)))
         for dialect in sorted(DIALECTS):
             print(f"--- {dialect} ---")
-            body = prompter.generate_prompt(value, history=history, format=dialect)
+            try:
+                body = prompter.generate_prompt(value, history=history, format=dialect)
+            except PromptError as error:  # e.g. an API that rejects an empty user turn says so
+                print(f"(cannot be sent: {error})")
+                continue
             print(json.dumps(body, ensure_ascii=False, indent=2))
         print()
 
