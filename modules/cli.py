@@ -60,8 +60,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit status."""
-    args = _parser().parse_args(argv)
-    return int(_COMMANDS[args.command](args) or 0)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from modules.errors import ModuleError
+    from prompter.errors import PromptError
+
+    try:
+        return int(_COMMANDS[args.command](args) or 0)
+    except (PromptError, ModuleError) as error:  # a mistake in what was asked: say what, no traceback
+        parser.exit(2, f"prompter {args.command}: error: {error}\n")
 
 
 def _tiny_model(args: argparse.Namespace) -> int:

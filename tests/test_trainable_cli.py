@@ -47,3 +47,13 @@ def test_chat_answers_from_stdin(
     assert main(["chat", "--model", str(tiny_model_path), "--max-new-tokens", "4"]) == 0
     out = capsys.readouterr().out
     assert out.count("model> ") == 2
+
+
+def test_a_mistake_on_the_command_line_is_one_line_and_exit_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from modules.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "About {topic}.", '{"top": "cats"}'])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "prompter render: error: input is missing slot(s): 'topic'\n"
