@@ -43,3 +43,13 @@ def test_every_docs_page_is_in_the_site_navigation() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     missing = [p.name for p in (ROOT / "docs").glob("*.md") if p.name not in nav]
     assert not missing, f"add to mkdocs.yml nav: {missing}"
+
+
+def test_the_documentation_site_builds_strictly(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "index.html").exists()
