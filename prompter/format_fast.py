@@ -3,10 +3,13 @@
 The fast path: a template's derived :class:`~prompter.template_derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
 (by identity, confirmed by equality with a snapshot, so a list changed in place
-is noticed).  Deriving costs a few dozen template runs, so it happens the second
-time a (template, tools) pair is rendered: one-off renders and callers whose
-tools change every call just run the template.  Everything else goes through :func:`render_full`: validation,
-normalisation, tools injection, the sandboxed template, and content spans.
+is noticed), then per tools JSON text (so equal tools passed as a new list every
+call, as a prompter passes call-time tools, reuse what was derived).  Deriving
+costs a few dozen template runs, so it happens the second time a (template,
+tools) pair is rendered: one-off renders and callers whose tools change every
+call just run the template.  Everything else goes through :func:`render_full`:
+validation, normalisation, tools injection, the folding of a system message the
+template rejects, the sandboxed template, and content spans.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from prompter.chat_template import compile_template
 from prompter.content_spans import locate_content
 from prompter.errors import MessageError, PromptError
-from prompter.template_derive import Layout, derive_layout, system_supported
+from prompter.template_derive import Layout, derive_layout, system_rejected, system_supported
 from prompter.template_render import (
+    fold_system,
     inject_tools,
     prepare_messages,
     prepare_tools,
@@ -29,10 +33,11 @@ from prompter.template_render import (
 if TYPE_CHECKING:
     from prompter.model_format import ModelFormat, Rendered
 
-__all__ = ["fast_layout", "render_full"]
+__all__ = ["fast_layout", "fast_render", "render_full", "template_source"]
 
 _NO_TOOLS: dict[tuple[str, str | None, str | None], Layout | None] = {}
 _BY_TOOLS: dict[tuple[int, str, str | None, str | None], tuple[Any, Any, Layout | None]] = {}
+_BY_JSON: dict[tuple[str, str, str | None, str | None], Layout | None] = {}
 _MAX_TOOL_ENTRIES = 64
 _SEEN: dict[tuple[str, str | None, str | None, str | None], int] = {}
 _MAX_SEEN = 4096
@@ -54,9 +59,36 @@ def _second_sighting(key: tuple[str, str | None, str | None, str | None]) -> boo
     return seen >= 2
 
 
+def template_source(fmt: ModelFormat, tools: Any) -> str | None:
+    """The template that renders a conversation with ``tools``: the tool-use one when given tools."""
+    if tools is not None and fmt.tool_chat_template is not None:
+        return fmt.tool_chat_template
+    return fmt.chat_template
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+def _tools_json(tools: Any) -> str:
+    """The JSON text of ``tools`` as the template sees them (validated and made plain).
+
+    A list that carries its own JSON text as ``tools_json`` (an immutable list whose
+    text was computed once, such as a prompter's tool set could give) is not encoded again.
+    """
+    text = getattr(tools, "tools_json", None)
+    if type(text) is str:
+        return text
+    if isinstance(tools, list) and all(isinstance(tool, dict) for tool in tools):
+        try:
+            return _ENCODE(tools)  # JSON data already: the same text as after prepare_tools, without the copy
+        except (TypeError, ValueError, RecursionError):
+            pass
+    return json.dumps(prepare_tools(tools), ensure_ascii=False)
+
+
 def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
     """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template)."""
-    source = fmt.chat_template
+    source = template_source(fmt, tools)
     if source is None:
         return None
     if tools is None:
@@ -68,25 +100,68 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
                 return None
             layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
             return layout
+    # first level: the same list object (confirmed by equality with a snapshot, so a list
+    # changed in place is noticed); second level: equal tools in another list (a prompter
+    # passes a fresh list per call), found by their JSON text
     tkey = (id(tools), source, fmt.bos_token, fmt.eos_token)
     entry = _BY_TOOLS.get(tkey)
-    # identity finds the entry; equality with the snapshot notices a list changed in place
     if entry is not None and entry[0] is tools and entry[1] == tools:
         return entry[2]
     try:
         if not compile_template(source).uses("tools"):
             return None
-        tools_json = json.dumps(prepare_tools(tools), ensure_ascii=False)
-        if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
-            return None
-        snapshot = copy.deepcopy(tools)
+        tools_json = _tools_json(tools)
     except (PromptError, TypeError, ValueError):
+        return None
+    jkey = (tools_json, source, fmt.bos_token, fmt.eos_token)
+    try:
+        return _BY_JSON[jkey]
+    except KeyError:
+        pass
+    if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
+        return None
+    try:
+        snapshot = copy.deepcopy(tools)
+    except (TypeError, ValueError):  # pragma: no cover - prepare_tools accepted it
         return None
     layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
     if len(_BY_TOOLS) >= _MAX_TOOL_ENTRIES:
         _BY_TOOLS.clear()
+    if len(_BY_JSON) >= _MAX_TOOL_ENTRIES:
+        _BY_JSON.clear()
     _BY_TOOLS[tkey] = (tools, snapshot, layout)
+    _BY_JSON[jkey] = layout
     return layout
+
+
+def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
+    """The prompt by concatenation, or None (the caller renders with :func:`render_full`).
+
+    A leading system message that the template rejects is folded here too, for the
+    common shape (plain system and user dicts); anything else is left to ``render_full``.
+    """
+    layout = fast_layout(fmt, tools)
+    if layout is None:
+        return None
+    text = layout.render(messages, add_generation_prompt)
+    if text is not None or layout.system_ok:
+        return text
+    if type(messages) is not list or len(messages) < 2:
+        return None
+    system, first = messages[0], messages[1]
+    if (
+        type(system) is dict
+        and len(system) == 2
+        and system.get("role") == "system"
+        and type(system.get("content")) is str
+        and type(first) is dict
+        and first.get("role") == "user"
+        and type(first.get("content")) is str
+    ):
+        source = template_source(fmt, tools)
+        if source is not None and system_rejected(source, fmt.bos_token, fmt.eos_token):
+            return layout.render(fold_system(messages), add_generation_prompt)
+    return None
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
@@ -113,7 +188,7 @@ def render_full(
     """Validate, normalise and render; with ``want_spans``, also locate the content."""
     from prompter.model_format import Rendered
 
-    source = fmt.chat_template
+    source = template_source(fmt, tools)
     if source is None:
         return _from_pieces(_fixed_pieces(fmt, messages, tools, add_generation_prompt))
     compiled = compile_template(source)
@@ -125,7 +200,11 @@ def render_full(
         else:
             system_ok = system_supported(source, fmt.bos_token, fmt.eos_token)
             msgs = inject_tools(msgs, tools_p, system_ok=system_ok)
-        tools = tools_p = None
+        tools_p = None
+        if fmt.tool_chat_template is None or source != fmt.tool_chat_template:
+            tools = None
+    if msgs and msgs[0]["role"] == "system" and system_rejected(source, fmt.bos_token, fmt.eos_token):
+        msgs = fold_system(msgs)
     if not kwargs:
         layout = fast_layout(fmt, tools)
         if layout is not None:

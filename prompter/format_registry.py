@@ -6,6 +6,10 @@ its tokens, and the file name of its chat template, shipped in
 reproduce the template they were derived from it (a test keeps them in step); for the
 others they are the family's usual delimiters, and rendering goes through the template.
 
+Models that ship a separate ``tool_use`` template (Hermes 2 Pro, Command R) name it as
+``tool_file``: it renders the conversations given tools, and the ``default`` template
+(``file``, or ``template`` given inline) the others, as transformers picks between them.
+
 A name is resolved, case-insensitively, as a family name, an alias or a known model
 id, then by the first matching pattern over the model id (``Qwen/Qwen2.5-7B-Instruct``
 -> ``qwen2.5``).
@@ -28,6 +32,16 @@ __all__ = ["ALIASES", "FAMILIES", "PATTERNS", "family_of", "format_for"]
 
 _TEMPLATES = Path(__file__).parent / "data" / "chat_templates"
 
+
+HERMES_2_PRO_DEFAULT = (
+    "{{bos_token}}{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] "
+    "+ '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+"""The ``default`` chat template of NousResearch/Hermes-2-Pro-Llama-3-8B: ChatML after the BOS token.
+
+The model ships two named templates; transformers renders with ``tool_use`` when given
+``tools`` and with ``default`` otherwise, and so does the ``hermes-2-pro`` format (the
+``tool_use`` one fails on a conversation without tools)."""
 
 FAMILIES: dict[str, dict[str, Any]] = {
     "chatml": {
@@ -669,7 +683,8 @@ FAMILIES: dict[str, dict[str, Any]] = {
         ),
     },
     "command-r-tool-use": {
-        "file": "command-r-tool-use.jinja",
+        "file": "command-r.jinja",
+        "tool_file": "command-r-tool-use.jinja",
         "bos_token": "<BOS_TOKEN>",
         "eos_token": "<|END_OF_TURN_TOKEN|>",
         "sos": "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
@@ -678,6 +693,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "eoh": "<|END_OF_TURN_TOKEN|>",
         "soa": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
         "eoa": "<|END_OF_TURN_TOKEN|>",
+        "generation_prompt": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
         "bos": "<BOS_TOKEN>",
         "stop_words": ("<|END_OF_TURN_TOKEN|>",),
         "special_tokens": (
@@ -707,7 +723,8 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "special_tokens": ("<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>"),
     },
     "hermes-2-pro": {
-        "file": "hermes-2-pro.jinja",
+        "template": HERMES_2_PRO_DEFAULT,
+        "tool_file": "hermes-2-pro.jinja",
         "bos_token": "<|begin_of_text|>",
         "eos_token": "<|im_end|>",
         "sos": "<|im_start|>system\n",
@@ -856,8 +873,13 @@ def _build(family: str) -> ModelFormat:
     from prompter.model_format import ModelFormat
 
     entry = dict(FAMILIES[family])
-    source = (_TEMPLATES / entry.pop("file")).read_text(encoding="utf-8")
-    return ModelFormat(name=family, chat_template=source, **entry)
+    source = entry.pop("template") if "template" in entry else _read(entry.pop("file"))
+    tool_source = _read(entry.pop("tool_file")) if "tool_file" in entry else None
+    return ModelFormat(name=family, chat_template=source, tool_chat_template=tool_source, **entry)
+
+
+def _read(file: str) -> str:
+    return (_TEMPLATES / file).read_text(encoding="utf-8")
 
 
 def format_for(name: str) -> ModelFormat:

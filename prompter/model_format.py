@@ -19,19 +19,27 @@ a template renders its fixed strings::
 
     bos + sos + system + eos + (soh + user + eoh + soa + assistant + eoa)... + generation_prompt
 
+A template that rejects a leading system message (Gemma 2 raises "System role
+not supported", Mistral v0.1 "Conversation roles must alternate") gets the system
+text folded into the first user message: ``system + "\\n\\n" + user`` (just the
+user's text when the system text is empty; a user message of its own when no user
+message follows the system message).  A conversation the template accepts is
+rendered unchanged.
+
 Variants are made with :func:`dataclasses.replace`; to change the delimiters of a
-format that has a template, also set ``chat_template=None``.
+format that has a template, also set ``chat_template=None``.  Every field is
+type-checked on construction (:class:`~prompter.errors.PromptTypeError` naming it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:
-    from prompter.template_derive import Layout
+from prompter.errors import DeclarationError, PromptTypeError, TemplateError
 
 __all__ = ["GENERIC", "ModelFormat", "Rendered"]
 
@@ -91,6 +99,33 @@ class ModelFormat:
     """The tokenizer's EOS token, given to the template as ``eos_token``."""
     time_budget: float = 1.0
     """Seconds a chat template may run per render before TemplateTimeoutError."""
+    tool_chat_template: str | None = None
+    """The template for conversations given ``tools`` (transformers' named ``tool_use`` template);
+    ``chat_template`` renders the others. None: ``chat_template`` renders both."""
+
+    def __post_init__(self) -> None:
+        for field in _STR_FIELDS:
+            value = getattr(self, field)
+            if type(value) is not str:
+                raise PromptTypeError(f"ModelFormat.{field}: expected str, got {type(value).__name__}")
+        for field in _OPTIONAL_STR_FIELDS:
+            value = getattr(self, field)
+            if value is not None and type(value) is not str:
+                raise PromptTypeError(f"ModelFormat.{field}: expected str or None, got {type(value).__name__}")
+        for field in ("stop_words", "special_tokens"):
+            value = getattr(self, field)
+            if not isinstance(value, (tuple, list)):
+                raise PromptTypeError(f"ModelFormat.{field}: expected a tuple of str, got {type(value).__name__}")
+            for i, item in enumerate(value):
+                if type(item) is not str:
+                    raise PromptTypeError(f"ModelFormat.{field}[{i}]: expected str, got {type(item).__name__}")
+            if type(value) is not tuple:
+                object.__setattr__(self, field, tuple(value))
+        budget = self.time_budget
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise PromptTypeError(f"ModelFormat.time_budget: expected seconds as a number, got {type(budget).__name__}")
+        if not budget > 0:
+            raise DeclarationError(f"ModelFormat.time_budget: expected a positive number of seconds, got {budget!r}")
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -119,18 +154,36 @@ class ModelFormat:
     @classmethod
     def from_chat_template(
         cls,
-        source: str,
+        source: str | Mapping[str, str],
         bos_token: str | None = None,
         eos_token: str | None = None,
         name: str | None = None,
     ) -> ModelFormat:
         """A format rendered by ``source``, with fixed strings derived where they reproduce it.
 
+        ``source`` may also be a tokenizer's named templates (``{"default": ..., "tool_use": ...}``,
+        as ``tokenizer.chat_template`` is for such models): ``tool_use`` then renders the
+        conversations given tools, ``default`` the others.
+
         Raises :class:`~prompter.errors.TemplateError` when ``source`` does not compile.
         """
         from prompter.chat_template import compile_template
         from prompter.template_derive import derive_layout
 
+        if isinstance(source, Mapping):
+            templates = dict(source)
+            if "default" not in templates:
+                raise TemplateError(
+                    f"chat template: named templates need a 'default' one, got {sorted(map(str, templates))}"
+                )
+            tool_source = templates.get("tool_use")
+            if tool_source is not None:
+                compile_template(tool_source)
+            fmt = cls.from_chat_template(templates["default"], bos_token, eos_token, name)
+            if tool_source is None:
+                return fmt
+            special = tuple(dict.fromkeys((*fmt.special_tokens, *_special_tokens(tool_source, None, None))))
+            return dataclasses.replace(fmt, tool_chat_template=tool_source, special_tokens=special)
         compile_template(source)
         layout = derive_layout(source, bos_token, eos_token, None)
         special = _special_tokens(source, bos_token, eos_token)
@@ -177,12 +230,10 @@ class ModelFormat:
 
         ``kwargs`` reach the template as variables (``enable_thinking``, ``date_string``).
         """
-        if not kwargs and self.chat_template is not None:
-            layout = (_FAST[0] if _FAST else _load_fast())(self, tools)
-            if layout is not None:
-                text = layout.render(messages, add_generation_prompt)
-                if text is not None:
-                    return text
+        if not kwargs and (self.chat_template is not None or self.tool_chat_template is not None):
+            text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
+            if text is not None:
+                return text
         return self._render(messages, tools, add_generation_prompt, kwargs, spans=False).text
 
     def render_with_spans(
@@ -207,6 +258,23 @@ class ModelFormat:
         return render_full(self, messages, tools, add_generation_prompt, kwargs, spans)
 
 
+_STR_FIELDS = (
+    "name",
+    "sos",
+    "eos",
+    "soh",
+    "eoh",
+    "soa",
+    "eoa",
+    "soe",
+    "eoe",
+    "generation_prompt",
+    "bos",
+    "tool_call_start",
+    "tool_call_end",
+)
+_OPTIONAL_STR_FIELDS = ("default_system", "chat_template", "bos_token", "eos_token", "tool_chat_template")
+
 GENERIC = ModelFormat(
     name="generic",
     sos="<|start_system|>",
@@ -216,15 +284,15 @@ GENERIC = ModelFormat(
 )
 """The delimiters prompter's own layout uses when no model is bound."""
 
-_FAST: list[Callable[[ModelFormat, Any], Layout | None]] = []
+_FAST: list[Callable[[ModelFormat, Any, Any, bool], str | None]] = []
 
 
-def _load_fast() -> Callable[[ModelFormat, Any], Layout | None]:
+def _load_fast() -> Callable[[ModelFormat, Any, Any, bool], str | None]:
     """Import the rendering machinery on first use, so ``import prompter`` stays light."""
-    from prompter.format_fast import fast_layout
+    from prompter.format_fast import fast_render
 
-    _FAST.append(fast_layout)
-    return fast_layout
+    _FAST.append(fast_render)
+    return fast_render
 
 
 _TOKEN = re.compile(

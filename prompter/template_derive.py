@@ -30,7 +30,7 @@ from typing import Any
 from prompter.chat_template import CompiledTemplate, compile_template, render_template
 from prompter.errors import PromptError, TemplateTimeoutError
 
-__all__ = ["Layout", "derive_layout", "system_supported"]
+__all__ = ["Layout", "derive_layout", "system_rejected", "system_supported"]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PROBE_BUDGET = 0.25
@@ -253,6 +253,26 @@ def system_supported(source: str, bos_token: str | None, eos_token: str | None) 
     except TemplateTimeoutError:
         return True
     return text is not None and s0 in text
+
+
+@lru_cache(maxsize=256)
+def system_rejected(source: str, bos_token: str | None, eos_token: str | None) -> bool:
+    """Whether the template raises on a leading system message that it would render without.
+
+    True when ``[system, user]`` raises while ``[user]`` renders (Gemma 2's "System role not
+    supported", Mistral v0.1's "Conversation roles must alternate"); probed once per template.
+    """
+    render = _probe(compile_template(source), _context(bos_token, eos_token, None))
+    s0, s1 = _sentinel(0), _sentinel(1)
+    try:
+        for add in (True, False):
+            if render([("user", s1)], add) is None:
+                return False
+            if render([("system", s0), ("user", s1)], add) is None:
+                return True
+    except TemplateTimeoutError:
+        return False
+    return False
 
 
 def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layout | None:

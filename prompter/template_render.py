@@ -16,6 +16,16 @@ Tools never vanish: a template that does not read ``tools`` gets them as a block
 of text (:data:`TOOLS_PREAMBLE` and one JSON schema per line) at the end of the
 system message, in a system message of their own when there is none, or at the
 start of the first user message when the template cannot carry a system message.
+
+A template that raises on a leading system message gets its text folded into
+the first user message (:func:`fold_system`): ``system + "\\n\\n" + user``.
+
+Messages are validated as the prompter validates them
+(:func:`prompter.messages.message_from_dict`): the role is one of ``system``,
+``user``, ``assistant``, ``tool``; a tool call names its function and its
+``arguments`` are a JSON object (or a string holding one); a text part has a
+str ``text``.  Whatever is wrong raises :class:`~prompter.errors.MessageError`
+naming ``messages[i]`` (and the tool call or part).
 """
 
 from __future__ import annotations
@@ -27,9 +37,11 @@ from typing import Any
 
 from prompter.chat_template import CompiledTemplate, render_template
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
+from prompter.messages import message_from_dict
 
 __all__ = [
     "TOOLS_PREAMBLE",
+    "fold_system",
     "inject_tools",
     "plain",
     "prepare_messages",
@@ -85,8 +97,11 @@ def _text_parts(content: list[Any], where: str) -> str:
         if not isinstance(part, dict):
             raise MessageError(f"{where}[{j}]: expected a content part dict, got {type(part).__name__}")
         kind = part.get("type", "text")
-        if kind == "text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
+        if kind == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise MessageError(f"{where}[{j}]: a text part needs a str 'text', got {type(text).__name__}")
+            texts.append(text)
         else:
             raise UnsupportedContentError(
                 f"{where}[{j}]: a {kind!r} part cannot be rendered by this text-only chat template; "
@@ -114,6 +129,21 @@ def _tool_call(call: Any, where: str) -> Any:
     return call
 
 
+def _validate(message: Mapping[str, Any], where: str) -> None:
+    """The prompter's checks (role, tool calls, ids); content is checked by the caller.
+
+    ``content: None`` is accepted for every role here (it renders as ``""``).
+    """
+    content = message.get("content")
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            if isinstance(part, dict) and part.get("type", "text") == "text" and not isinstance(part.get("text"), str):
+                raise MessageError(
+                    f"{where}.content[{j}]: a text part needs a str 'text', got {type(part.get('text')).__name__}"
+                )
+    message_from_dict({**message, "content": ""}, where)
+
+
 def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]:
     """Validate OpenAI-style ``messages`` and return a normalised plain-data copy."""
     if not isinstance(messages, (list, tuple)):
@@ -130,6 +160,7 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
             raise MessageError(f"{where}: missing 'role' (one of 'system', 'user', 'assistant', 'tool')")
         if not isinstance(role, str):
             raise MessageError(f"{where}.role: expected str, got {type(role).__name__}")
+        _validate(message, where)
         msg: dict[str, Any] = {
             k if type(k) is str else plain(k): v if type(v) is str else plain(v)
             for k, v in message.items()
@@ -200,6 +231,32 @@ def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system
             return out
     out.insert(0, {"role": "user", "content": block})
     return out
+
+
+def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The leading system message's text moved into the first user message (a new list).
+
+    For templates that raise on a system message.  The user message's content becomes
+    ``system + "\\n\\n" + content`` (``content`` alone when the system text is empty, the
+    system text alone when ``content`` is empty; a content list gets the system text and
+    ``"\\n\\n"`` as a first text part).  When the message after the system message is not
+    a user message, the system message becomes a user message of its own.
+    """
+    system, rest = messages[0], messages[1:]
+    text = system.get("content") or ""
+    if isinstance(text, list):
+        text = _text_parts(text, "messages[0].content")
+    if not text:
+        return list(rest)
+    if not rest or rest[0].get("role") != "user":
+        return [{"role": "user", "content": text}, *rest]
+    first = rest[0]
+    content = first.get("content") or ""
+    if isinstance(content, list):
+        content = [{"type": "text", "text": text + "\n\n"}, *content] if content else text
+    else:
+        content = text + "\n\n" + content if content else text
+    return [{**first, "content": content}, *rest[1:]]
 
 
 def render_jinja(

@@ -9,8 +9,13 @@ that carries the template; where transformers raises, we raise TemplateError.
 Where prompter deliberately differs from raw transformers (``content: None`` is
 ``""``, string ``arguments`` are parsed, a content list reaches a text-only
 template as joined text, tools are written into the system message for a template
-that ignores them), transformers is given the equivalently normalised input,
-built here independently from the documented rules.
+that ignores them, a system message is folded into the first user message for a
+template that rejects the system role), transformers is given the equivalently
+normalised input, built here independently from the documented rules.
+
+Models that ship a ``default`` and a ``tool_use`` template (Hermes 2 Pro, Command R)
+get a tokenizer carrying both, as the real model's does; transformers picks
+``tool_use`` when given tools.
 """
 
 from __future__ import annotations
@@ -149,19 +154,42 @@ def source(family: str) -> str:
     return (TEMPLATES / INDEX[family]["file"]).read_text(encoding="utf-8")
 
 
+# The model's ``default`` template, where its shipped one is the ``tool_use`` template.
+# Hermes 2 Pro's is copied from the model's tokenizer_config.json.
+DEFAULT_TEMPLATES = {
+    "hermes-2-pro": (
+        "{{bos_token}}{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+        "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
+        "{{ '<|im_start|>assistant\n' }}{% endif %}"
+    ),
+    "command-r-tool-use": "command-r.jinja",
+}
+
+
 @cache
-def tokenizer(family: str) -> Any:
-    """A tiny word-level tokenizer that carries the family's template and tokens."""
+def tokenizer(family: str, single: bool = False) -> Any:
+    """A tiny word-level tokenizer that carries the family's template(s) and tokens.
+
+    ``single``: only the shipped template file, even where the model has a default one too.
+    """
     entry = INDEX[family]
     specials = {k: entry[k] for k in ("bos_token", "eos_token") if entry[k] is not None}
     model = tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")
     tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizers.Tokenizer(model), **specials)
-    tok.chat_template = source(family)
+    default = DEFAULT_TEMPLATES.get(family)
+    if default is None or single:
+        tok.chat_template = source(family)
+    else:
+        if default.endswith(".jinja"):
+            default = (TEMPLATES / default).read_text(encoding="utf-8")
+        tok.chat_template = {"default": default, "tool_use": source(family)}
     return tok
 
 
-def oracle(family: str, messages: Any, tools: Any, add: bool, kwargs: dict[str, Any]) -> str:
-    return tokenizer(family).apply_chat_template(
+def oracle(
+    family: str, messages: Any, tools: Any, add: bool, kwargs: dict[str, Any], single: bool = False
+) -> str:
+    return tokenizer(family, single).apply_chat_template(
         messages, tools=tools, add_generation_prompt=add, tokenize=False, **kwargs
     )
 
@@ -176,6 +204,32 @@ def carries_system(family: str) -> bool:
     return "SYSX" in text
 
 
+@cache
+def rejects_system(family: str, single: bool = False) -> bool:
+    """Whether the template raises on a leading system message but renders the user turn alone."""
+    try:
+        oracle(family, [u("hi")], None, True, {}, single)
+    except Exception:
+        return False
+    try:
+        oracle(family, [{"role": "system", "content": "SYSX"}, u("hi")], None, True, {}, single)
+    except Exception:
+        return True
+    return False
+
+
+def fold_system(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documented folding: system + "\n\n" + the first user message's content."""
+    system, rest = msgs[0]["content"], msgs[1:]
+    if not system:
+        return rest
+    if not rest or rest[0]["role"] != "user":
+        return [u(system), *rest]
+    first = dict(rest[0])
+    first["content"] = system + "\n\n" + first["content"] if first["content"] else system
+    return [first, *rest[1:]]
+
+
 def reads_tools(family: str) -> bool:
     return bool(INDEX[family]["supports_tools"]) and family != "phi-4-mini"
 
@@ -185,8 +239,19 @@ def tools_block(tools: list[Any]) -> str:
     return "# Tools\n\nYou may call the following functions. Their JSON schemas, one per line:\n" + lines
 
 
-def normalised(family: str, messages: list[dict[str, Any]], tools: Any) -> tuple[list[dict[str, Any]], Any]:
+def normalised(
+    family: str, messages: list[dict[str, Any]], tools: Any, single: bool = False
+) -> tuple[list[dict[str, Any]], Any]:
     """What transformers must be given to render what prompter renders (the documented rules)."""
+    msgs, tools = _tools_normalised(family, messages, tools)
+    if msgs and msgs[0]["role"] == "system" and rejects_system(family, single):
+        msgs = fold_system(msgs)
+    return msgs, tools
+
+
+def _tools_normalised(
+    family: str, messages: list[dict[str, Any]], tools: Any
+) -> tuple[list[dict[str, Any]], Any]:
     msgs = copy.deepcopy(messages)
     multimodal = "image" in source(family)
     for m in msgs:
@@ -253,9 +318,9 @@ def test_from_chat_template_equals_registry_rendering(family: str) -> None:
     entry = INDEX[family]
     fmt = ModelFormat.from_chat_template(source(family), entry["bos_token"], entry["eos_token"], name=family)
     messages = [SYS, u("q1"), a("a1"), u("q2")]
-    want_msgs, _ = normalised(family, messages, None)
+    want_msgs, _ = normalised(family, messages, None, single=True)
     try:
-        expected = oracle(family, want_msgs, None, True, {})
+        expected = oracle(family, want_msgs, None, True, {}, single=True)
     except Exception:
         with pytest.raises(TemplateError):
             fmt.render(messages)
@@ -270,3 +335,74 @@ def test_every_shared_template_is_packaged() -> None:
     if shared.is_dir():
         for family in FAMILIES:
             assert source(family) == (shared / INDEX[family]["file"]).read_text(encoding="utf-8"), family
+
+
+# -- templates that reject the system role ---------------------------------------------------------
+
+REJECTING = sorted(f for f in FAMILIES if rejects_system(f))
+
+# id -> (messages, tools): each starts with a system message the template rejects
+FOLD_CASES: dict[str, tuple[list[dict[str, Any]], Any]] = {
+    "system-user": ([SYS, u("Hello")], None),
+    "system-multi-turn": ([SYS, u("q1"), a("a1"), u("q2")], None),
+    "system-assistant-last": ([SYS, u("q1"), a("a1")], None),
+    "empty-system": ([{"role": "system", "content": ""}, u("hi")], None),
+    "empty-user": ([SYS, u("")], None),
+    "system-only": ([SYS], None),
+    "system-then-assistant": ([SYS, a("a0"), u("q1")], None),
+    "system-and-tools": ([SYS, u("Weather in Paris?")], TOOLS),
+    "system-text-parts": ([SYS, {"role": "user", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}], None),
+    "special-tokens-in-system": ([{"role": "system", "content": "<end_of_turn>\n<start_of_turn>model\n[/INST]"}, u("q")], None),
+}
+
+
+def test_the_templates_that_reject_the_system_role_are_found() -> None:
+    assert {"gemma-2", "mistral-v0.1"} <= set(REJECTING)
+
+
+@pytest.mark.parametrize("case", sorted(FOLD_CASES))
+@pytest.mark.parametrize("family", REJECTING)
+def test_a_rejected_system_message_is_folded_into_the_first_user_message(family: str, case: str) -> None:
+    messages, tools = FOLD_CASES[case]
+    fmt = ModelFormat.get(family)
+    if messages[0]["content"]:  # transformers rejects the conversation as it is
+        with pytest.raises(Exception):  # noqa: B017, PT011 - whatever transformers raises
+            oracle(family, messages, None, True, {})
+    want_msgs, want_tools = normalised(family, messages, tools)
+    assert want_msgs[0]["role"] != "system"
+    try:
+        expected = oracle(family, want_msgs, want_tools, True, {})
+    except Exception:  # the folded conversation is still one the template rejects
+        with pytest.raises(TemplateError):
+            fmt.render(messages, tools=tools)
+        return
+    assert fmt.render(messages, tools=tools) == expected
+    text, spans = fmt.render_with_spans(messages, tools=tools)
+    assert text == expected
+    system = messages[0]["content"]
+    if system:
+        assert any(system.strip() in text[s:e] for s, e in spans), "the system text is not inside a content span"
+
+
+@pytest.mark.parametrize(
+    ("family", "expected"),
+    [
+        ("gemma-2", "<bos><start_of_turn>user\nYou are terse.\n\nHello<end_of_turn>\n<start_of_turn>model\n"),
+        ("mistral-v0.1", "<s>[INST] You are terse.\n\nHello [/INST]"),
+    ],
+    ids=["gemma-2", "mistral-v0.1"],
+)
+def test_the_folded_system_text_is_joined_with_a_blank_line(family: str, expected: str) -> None:
+    assert ModelFormat.get(family).render([SYS, u("Hello")]) == expected
+
+
+@pytest.mark.parametrize("family", sorted(DEFAULT_TEMPLATES))
+def test_a_tool_use_family_renders_plain_chat_with_its_default_template(family: str) -> None:
+    """The tool_use template alone fails without tools (in transformers too); the model's default one does not."""
+    messages = [SYS, u("q1"), a("a1"), u("q2")]
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the tool_use template alone
+        oracle(family, messages, None, True, {}, single=True)
+    fmt = ModelFormat.get(family)
+    assert fmt.render(messages) == oracle(family, messages, None, True, {})
+    assert fmt.render(messages, tools=[]) == oracle(family, messages, [], True, {})  # tools given: tool_use
+    assert fmt.render(messages, tools=[]) != fmt.render(messages)

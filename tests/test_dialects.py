@@ -927,3 +927,103 @@ def test_a_malformed_data_url_is_a_prompt_error(dialect: Format) -> None:
     bad = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:nocomma"}}]}
     with pytest.raises(PromptError):
         brief().generate_prompt(bad, format=dialect)
+
+
+# ---- turns the API would reject, and text parts -----------------------------------------------
+
+SLOTS_ONLY = "Translate {input} into French."
+"""An instruction whose slot takes the whole input, leaving the user turn empty."""
+
+EMPTY_TURN_CASES = [
+    pytest.param("anthropic", "", None, r"^input: format='anthropic' cannot send an empty user", id="anthropic-empty-input"),
+    pytest.param("gemini", "", None, r"^input: format='gemini' cannot send an empty user", id="gemini-empty-input"),
+    pytest.param(
+        "anthropic",
+        "next",
+        [["", "an answer"]],
+        r"^history\[0\]: .*empty user message",
+        id="anthropic-empty-question-in-history",
+    ),
+    pytest.param(
+        "gemini",
+        "next",
+        [["a question", ""]],
+        r"^history\[0\]: .*empty assistant message",
+        id="gemini-empty-answer-in-history",
+    ),
+    pytest.param(
+        "anthropic",
+        "next",
+        [{"role": "user", "content": [{"type": "text", "text": ""}]}, {"role": "assistant", "content": "ok"}],
+        r"^history\[0\]: .*empty user message",
+        id="anthropic-empty-text-part",
+    ),
+    pytest.param(
+        "gemini",
+        "next",
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": ""}],
+        r"^history\[1\]: .*empty assistant message",
+        id="gemini-empty-assistant-message",
+    ),
+]
+
+
+@pytest.mark.parametrize(("dialect", "input", "history", "match"), EMPTY_TURN_CASES)
+def test_an_empty_turn_is_refused_where_the_api_rejects_it(
+    dialect: Format, input: Any, history: Any, match: str
+) -> None:
+    with pytest.raises(UnsupportedContentError, match=match):
+        brief().generate_prompt(input, history=history, format=dialect)
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini"])
+def test_an_instruction_that_took_the_whole_input_names_the_remedy(dialect: Format) -> None:
+    from prompter import AlpacaPrompter
+
+    with pytest.raises(UnsupportedContentError, match=r"^input: .*\{'system': \.\.\., 'user': \.\.\.\}.*format='openai'"):
+        AlpacaPrompter(SLOTS_ONLY).generate_prompt("Good morning.", format=dialect)
+    fixed = AlpacaPrompter({"system": "Translate into French.", "user": "{input}"})
+    assert "Good morning." in str(fixed.generate_prompt("Good morning.", format=dialect))
+
+
+EMPTY_ALLOWED_CASES = [
+    pytest.param("anthropic", "next", TOOL_CALL_HISTORY + [TOOL_RESULT], id="anthropic-tool-calls-only"),
+    pytest.param("gemini", "next", TOOL_CALL_HISTORY + [TOOL_RESULT], id="gemini-tool-calls-only"),
+    pytest.param("anthropic", "", TOOL_CALL_HISTORY + [TOOL_RESULT], id="anthropic-empty-input-after-tool-result"),
+    pytest.param("gemini", "", TOOL_CALL_HISTORY + [TOOL_RESULT], id="gemini-empty-input-after-tool-result"),
+    pytest.param("ollama", "", None, id="ollama-takes-empty-content"),
+    pytest.param("dashscope", "", None, id="dashscope-takes-empty-content"),
+    pytest.param("zhipu", "", None, id="zhipu-takes-empty-content"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "input", "history"), EMPTY_ALLOWED_CASES)
+def test_turns_without_text_that_the_api_accepts_still_render(dialect: Format, input: Any, history: Any) -> None:
+    body = brief().generate_prompt(input, history=history, format=dialect)
+    assert body
+
+
+TWO_TEXT_PARTS = {"role": "user", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}
+
+TEXT_PARTS_CASES = [
+    pytest.param("ollama", {"role": "user", "content": "A\nB"}, id="ollama"),
+    pytest.param("dashscope", {"role": "user", "content": "A\nB"}, id="dashscope"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "expected"), TEXT_PARTS_CASES)
+def test_text_parts_join_with_a_newline_as_model_templates_join_them(
+    dialect: Format, expected: dict[str, Any]
+) -> None:
+    assert last_message(brief().generate_prompt(TWO_TEXT_PARTS, format=dialect)) == expected
+    from prompter.model_format import ModelFormat
+
+    assert "A\nB" in brief().generate_prompt(TWO_TEXT_PARTS, model_format=ModelFormat.get("qwen2.5"))
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini"])
+def test_text_parts_of_a_system_message_join_with_a_newline(dialect: Format) -> None:
+    system = {"role": "system", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}
+    body = ChatPrompter(system="").generate_prompt("q", history=[system], format=dialect)
+    text = body["system"] if dialect == "anthropic" else body["system_instruction"]["parts"][0]["text"]
+    assert text == "A\nB"

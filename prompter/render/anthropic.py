@@ -13,6 +13,9 @@ What differs from OpenAI's chat completions:
   message, and the question that follows them joins it after the results);
 * images are ``image`` blocks whose source is a URL, or base64 data for a
   ``data:`` URL (JPEG, PNG, GIF or WebP);
+* a turn without text (after merging) is refused: the API rejects empty text
+  content, so :class:`~prompter.errors.UnsupportedContentError` names it instead
+  (an assistant turn of tool calls only is fine);
 * tools are ``{"name", "description", "input_schema"}``.
 
 >>> from prompter.conversation import Conversation
@@ -31,6 +34,7 @@ from prompter.errors import MessageError, UnsupportedContentError
 from prompter.messages import ContentPart, Message
 from prompter.render.common import (
     conversation_messages,
+    empty_turn_error,
     function_specs,
     lift_system,
     split_data_url,
@@ -128,13 +132,20 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
     """The body of ``POST /v1/messages`` (without ``model`` and ``max_tokens``)."""
     system, located = lift_system(conv, conversation_messages(conv))
     messages: list[dict[str, Any]] = []
+    wheres: list[str] = []  # where each message of the body began, for the error about an empty one
     for where, message in located:
         item = _message(message, where)
         if messages and messages[-1]["role"] == item["role"]:
             merged = _as_blocks(messages[-1]["content"]) + _as_blocks(item["content"])
             messages[-1]["content"] = merged or ""
+            if not merged:
+                wheres[-1] = where
         else:
             messages.append(item)
+            wheres.append(where)
+    for item, where in zip(messages, wheres):
+        if not _as_blocks(item["content"]):
+            raise empty_turn_error(where, item["role"], "anthropic")
     body: dict[str, Any] = {}
     if system:
         body["system"] = system

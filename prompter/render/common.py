@@ -17,6 +17,7 @@ from prompter.messages import ContentPart, Message
 __all__ = [
     "Located",
     "conversation_messages",
+    "empty_turn_error",
     "function_specs",
     "lift_system",
     "plain_text",
@@ -48,7 +49,8 @@ def conversation_messages(conv: Conversation) -> list[Located]:
 
 
 def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) -> str:
-    """The text of ``content``, for a place of the dialect (``what``) that takes no image."""
+    """The text of ``content`` (text parts joined with ``"\\n"``), for a place of the dialect
+    (``what``) that takes no image."""
     if isinstance(content, str):
         return content
     for k, part in enumerate(content):
@@ -56,7 +58,20 @@ def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) ->
             raise UnsupportedContentError(
                 f"{where}.content[{k}]: {what} cannot carry an image; send it as text"
             )
-    return "".join(part.text for part in content)
+    return "\n".join(part.text for part in content)
+
+
+def empty_turn_error(where: str, role: str, dialect: str) -> UnsupportedContentError:
+    """The error for a user or assistant turn without text, which Anthropic and Gemini reject."""
+    remedy = (
+        "put the input in the user turn with a {'system': ..., 'user': ...} instruction "
+        "(e.g. {'user': 'Translate {input} into French.'}), or use format='openai'"
+        if role == "user"
+        else "give the assistant message some text (or tool calls), or use format='openai'"
+    )
+    return UnsupportedContentError(
+        f"{where}: format={dialect!r} cannot send an empty {role} message (the API rejects empty text); {remedy}"
+    )
 
 
 def lift_system(conv: Conversation, located: Iterable[Located]) -> tuple[str, list[Located]]:

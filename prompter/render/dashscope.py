@@ -8,6 +8,7 @@ What differs from OpenAI's chat completions:
   only with tools; generation options are the caller's to add there);
 * one system message, first: system messages found in the history are folded
   into it;
+* ``content`` is a string (a message's text parts newline-joined);
 * user and assistant must alternate, so consecutive messages of one role are
   merged (texts newline-joined);
 * with an image anywhere, every ``content`` is a list of ``{"text": ...}`` and
@@ -48,8 +49,16 @@ def _items(content: str | tuple[ContentPart, ...]) -> list[dict[str, str]]:
     return [{"text": part.text} if part.type == "text" else {"image": part.url} for part in content]
 
 
+def _text(content: str | tuple[ContentPart, ...], where: str) -> str:
+    """Text parts joined with ``"\\n"``, as model templates join them."""
+    if isinstance(content, str):
+        return content
+    text_of(content, where)  # raises for an image part
+    return "\n".join(part.text for part in content)
+
+
 def _message(message: Message, where: str, names: Mapping[str, str], multimodal: bool) -> dict[str, Any]:
-    content: Content = _items(message.content) if multimodal else text_of(message.content, f"{where}.content")
+    content: Content = _items(message.content) if multimodal else _text(message.content, f"{where}.content")
     out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
         out["tool_calls"] = [

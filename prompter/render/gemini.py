@@ -14,6 +14,9 @@ What differs from OpenAI's chat completions:
 * consecutive turns of one role are merged into one turn of parts (so parallel
   tool results travel together, as the API expects);
 * images are ``inline_data`` (``data:`` URLs) or ``file_data`` (other URLs);
+* a turn without text (after merging) is refused: the API rejects an empty
+  text part, so :class:`~prompter.errors.UnsupportedContentError` names it
+  instead (a model turn of function calls only is fine);
 * tools are one ``{"function_declarations": [...]}`` entry.
 
 >>> from prompter.conversation import Conversation
@@ -37,6 +40,7 @@ from prompter.errors import MessageError
 from prompter.messages import ContentPart, Message
 from prompter.render.common import (
     conversation_messages,
+    empty_turn_error,
     function_specs,
     lift_system,
     plain_text,
@@ -130,14 +134,21 @@ def render_gemini(conv: Conversation) -> dict[str, Any]:
     names = tool_call_names(located)
     system, located = lift_system(conv, located)
     contents: list[dict[str, Any]] = []
+    wheres: list[tuple[str, str]] = []  # (where, role) of each turn's first message, for the error
     for where, message in located:
         role = _ROLES[message.role]
         parts = _parts(message, where, names)
         if contents and contents[-1]["role"] == role:
             merged = [p for p in contents[-1]["parts"] + parts if p != {"text": ""}]
             contents[-1]["parts"] = merged or [{"text": ""}]
+            if not merged:
+                wheres[-1] = (where, message.role)
         else:
             contents.append({"role": role, "parts": parts})
+            wheres.append((where, message.role))
+    for content, (where, role) in zip(contents, wheres):
+        if content["parts"] == [{"text": ""}]:
+            raise empty_turn_error(where, role, "gemini")
     body: dict[str, Any] = {}
     if system:
         body["system_instruction"] = {"parts": [{"text": system}]}

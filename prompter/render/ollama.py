@@ -2,7 +2,8 @@
 
 What differs from OpenAI's chat completions:
 
-* ``content`` is always a string; images travel beside it as
+* ``content`` is always a string (text parts joined with ``"\\n"``, as model
+  templates join them); images travel beside it as
   ``images: [<base64>, ...]``, so only ``data:`` URLs can be sent (Ollama
   does not fetch URLs);
 * tool calls are ``{"function": {"name", "arguments"}}`` with the arguments
@@ -53,7 +54,7 @@ def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str
                     f"({part.url[:60]!r}); download the image and pass it as a data: URL"
                 )
             images.append(data[1])
-        text = "".join(texts)
+        text = "\n".join(texts)
     out: dict[str, Any] = {"role": message.role, "content": text}
     if images:
         out["images"] = images
