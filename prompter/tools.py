@@ -42,7 +42,9 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
 class ReadOnlyList(list):  # type: ignore[type-arg]
     """A list that refuses changes: tool definitions shared between calls."""
 
-    __slots__ = ()
+    __slots__ = ("tools_json",)
+    tools_json: str
+    """For a list of tools: their JSON text, so renderers need not encode them again."""
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
     append = clear = extend = insert = pop = remove = reverse = sort = _refuse
 
@@ -64,10 +66,28 @@ def _read_only(value: Any) -> Any:
     return value
 
 
+def _validate(tools: object, where: str) -> None:
+    if not isinstance(tools, (list, tuple)):
+        raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
+    for i, tool in enumerate(tools):
+        here = f"{where}[{i}]"
+        if not isinstance(tool, Mapping):
+            raise ToolsError(f"{here}: expected a tool dict, got {type(tool).__name__}")
+        function = tool.get("function")
+        if tool.get("type", "function") != "function" or not isinstance(function, Mapping):
+            raise ToolsError(
+                f"{here}: expected {{'type': 'function', 'function': {{'name': ..., ...}}}}, "
+                f"got keys {sorted(map(str, tool))}"
+            )
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ToolsError(f"{here}.function.name: expected a non-empty str, got {name!r}")
+
+
 class ToolSet:
     """An immutable set of OpenAI-style function tools and their JSON text."""
 
-    __slots__ = ("json", "shared", "specs")
+    __slots__ = ("_fresh", "json", "shared", "specs")
 
     specs: tuple[dict[str, Any], ...]
     """The tool dicts, deep-copied from what the caller passed and read-only."""
@@ -77,42 +97,46 @@ class ToolSet:
     shared: list[dict[str, Any]]
     """One read-only list of the tools, the same object on every call (renderers may cache by it)."""
 
-    def __init__(self, specs: tuple[dict[str, Any], ...], text: str) -> None:
+    def __init__(self, specs: tuple[dict[str, Any], ...], text: str, shared: bool = True) -> None:
         self.specs = specs
         self.json = text
         self.shared = ReadOnlyList(specs)
+        self.shared.tools_json = text
+        self._fresh = not shared
 
     @classmethod
     def from_user(cls, tools: object, where: str = "tools", shared: bool = False) -> ToolSet:
         """Validate ``tools`` (a list of ``{"type": "function", "function": {...}}``) and copy it.
 
         ``shared`` tools (locked at a prompter's construction) appear in every
-        prompt, so they come back read-only; others come back as plain dicts.
+        prompt, so they come back read-only; others come back as fresh plain
+        dicts on every call. Equal tools passed again (a module passes its tools
+        on every call) reuse the set already validated, found by their JSON text.
         """
-        if not isinstance(tools, (list, tuple)):
-            raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
-        for i, tool in enumerate(tools):
-            here = f"{where}[{i}]"
-            if not isinstance(tool, Mapping):
-                raise ToolsError(f"{here}: expected a tool dict, got {type(tool).__name__}")
-            function = tool.get("function")
-            if tool.get("type", "function") != "function" or not isinstance(function, Mapping):
-                raise ToolsError(
-                    f"{here}: expected {{'type': 'function', 'function': {{'name': ..., ...}}}}, "
-                    f"got keys {sorted(map(str, tool))}"
-                )
-            name = function.get("name")
-            if not isinstance(name, str) or not name:
-                raise ToolsError(f"{here}.function.name: expected a non-empty str, got {name!r}")
         try:
-            text = json.dumps(list(tools), ensure_ascii=False)
-        except (TypeError, ValueError) as exc:
-            raise ToolsError(f"{where}: tools must be JSON-serialisable ({exc})") from None
-        specs = json.loads(text)
-        return cls(tuple(_read_only(specs) if shared else specs), text)
+            text = json.dumps(list(tools), ensure_ascii=False)  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            text = None
+        if text is not None:
+            known = _RECENT.get((text, shared))
+            if known is not None:
+                return known
+        _validate(tools, where)
+        if text is None:
+            try:
+                text = json.dumps(list(tools), ensure_ascii=False)  # type: ignore[call-overload]
+            except (TypeError, ValueError) as exc:
+                raise ToolsError(f"{where}: tools must be JSON-serialisable ({exc})") from None
+        made = cls(tuple(_read_only(json.loads(text))), text, shared)
+        if len(_RECENT) >= 64:
+            _RECENT.clear()
+        _RECENT[(text, shared)] = made
+        return made
 
     def as_list(self) -> list[dict[str, Any]]:
-        """A fresh list of the tool dicts (read-only dicts when the tools are shared)."""
+        """A fresh list of the tool dicts: read-only dicts for shared tools, else plain new ones."""
+        if self._fresh:
+            return json.loads(self.json)  # type: ignore[no-any-return]
         return list(self.specs)
 
     def __len__(self) -> int:
@@ -121,3 +145,7 @@ class ToolSet:
     def __repr__(self) -> str:
         names = [spec["function"]["name"] for spec in self.specs]
         return f"ToolSet({names!r})"
+
+
+# recently validated tool sets by (JSON text, shared): equal tools reuse one set
+_RECENT: dict[tuple[str, bool], ToolSet] = {}

@@ -571,3 +571,17 @@ def test_multimodal_text_parts_join_with_newlines_in_every_text_rendering() -> N
     message = {"role": "user", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}
     assert "A\nB" in chat(system="").generate_prompt(message)
     assert "A\nB" in chat(system="").generate_prompt(message, model_format="qwen2.5")
+
+
+def test_equal_call_time_tools_are_validated_once_and_come_back_fresh() -> None:
+    from prompter.tools import ToolSet
+
+    first = ToolSet.from_user([dict(t) for t in TOOLS])
+    again = ToolSet.from_user([dict(t) for t in TOOLS])
+    assert again is first  # found by JSON text: no second validation, a stable list for format caches
+    one, two = first.as_list(), first.as_list()
+    assert one == two == TOOLS and one[0] is not two[0]
+    one[0]["function"]["name"] = "changed"
+    assert first.as_list() == TOOLS
+    changed = [{"type": "function", "function": {"name": "other"}}]
+    assert ToolSet.from_user(changed).as_list() == changed
