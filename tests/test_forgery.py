@@ -26,8 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modules.safe_tokens import control_token_ids, encode_with_spans, render_with_spans
 from modules.tiny_model import build_tiny_tokenizer, family_spec, list_families
-from modules.trainable import TrainableModule, control_token_ids, encode_with_spans, render_with_spans
+from modules.trainable import TrainableModule
 
 FAMILIES = list_families()
 

@@ -1,0 +1,96 @@
+"""What one local generation needs, as plain values built before the model runs.
+
+:class:`GenerationOptions` reads and checks OpenAI-style options;
+:class:`LocalRequest` holds the rendered, safely tokenized prompt with them
+(``TrainableModule.build_request`` and ``prepare`` build it, without the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModuleConfigError
+from .safe_tokens import Span
+
+__all__ = ["DEFAULT_MAX_NEW_TOKENS", "GenerationOptions", "LocalRequest"]
+
+DEFAULT_MAX_NEW_TOKENS = 256
+
+_MIN_TEMPERATURE = 1e-3
+
+
+def _number(value: Any, name: str, low: float, high: float | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ModuleConfigError(f"{name}: expected a number, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise ModuleConfigError(f"{name}: expected a number {bounds}, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How to generate: greedy unless ``temperature`` > 0; ``stop`` adds stop strings.
+
+    A temperature below 0.001 is greedy decoding (dividing the logits by it
+    would overflow); ``top_p`` is in (0, 1]; ``seed`` makes sampling repeatable.
+    """
+
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    @classmethod
+    def from_kwargs(cls, options: Mapping[str, Any], default_max_new_tokens: int) -> GenerationOptions:
+        """Read OpenAI-style options (``max_tokens`` is ``max_new_tokens``); unknown ones are an error."""
+        opts = dict(options)
+        max_new = opts.pop("max_new_tokens", None)
+        alias = opts.pop("max_tokens", None)
+        alias2 = opts.pop("max_completion_tokens", None)
+        max_new = next((v for v in (max_new, alias, alias2) if v is not None), default_max_new_tokens)
+        stop = opts.pop("stop", None)
+        stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        known = {f: opts.pop(f) for f in ("temperature", "top_p", "top_k", "seed") if f in opts}
+        if opts:
+            raise ModuleConfigError(
+                f"unknown generation option {sorted(opts)[0]!r}; TrainableModule takes max_new_tokens "
+                "(or max_tokens), temperature, top_p, top_k, stop and seed"
+            )
+        if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
+            raise ModuleConfigError(f"max_new_tokens: expected a positive int, got {max_new!r}")
+        if not all(isinstance(s, str) and s for s in stops):
+            raise ModuleConfigError("stop: expected a non-empty str or a list of them")
+        temperature = _number(known.pop("temperature", 0.0), "temperature", 0.0, None)
+        if temperature < _MIN_TEMPERATURE:
+            temperature = 0.0  # dividing logits by a vanishing temperature overflows: it means greedy
+        top_p = _number(known.pop("top_p", 1.0), "top_p", 0.0, 1.0)
+        if top_p == 0:
+            raise ModuleConfigError("top_p: expected a number in (0, 1], got 0")
+        top_k = known.pop("top_k", None)
+        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0):
+            raise ModuleConfigError(f"top_k: expected an int >= 0, got {top_k!r}")
+        seed = known.pop("seed", None)
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ModuleConfigError(f"seed: expected an int, got {seed!r}")
+        return cls(max_new, temperature, top_p, top_k, stops, seed)
+
+
+@dataclass(frozen=True)
+class LocalRequest:
+    """Everything one generation needs, built before the model runs (inspect it with ``build_request``).
+
+    ``dropped`` lists the messages ``trim="oldest"`` removed to fit the context.
+    """
+
+    messages: tuple[Mapping[str, Any], ...]
+    tools: tuple[Mapping[str, Any], ...] | None
+    text: str
+    spans: tuple[Span, ...]
+    input_ids: tuple[int, ...]
+    options: GenerationOptions
+    dropped: tuple[Mapping[str, Any], ...] = ()
