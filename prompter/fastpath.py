@@ -38,6 +38,7 @@ class FastPath:
         "_slot_at",
         "_slots",
         "_system",
+        "_system_text",
         "_tokens",
         "_tools",
         "_user",
@@ -78,6 +79,9 @@ class FastPath:
         self._instruction = instruction
         self._user = user
         self._system = system
+        # the system message of the OpenAI body, when nothing in it varies
+        static = None if instruction.slots else "\n".join(part for part in (system, instruction.source) if part)
+        self._system_text = static
         self._tools = tools
         self._free_input = free_input
         self._history_ok = history_ok and self._history_at is not None
@@ -163,12 +167,9 @@ class FastPath:
             return None
         values, text = found
         instruction, user = self._instruction, self._user
-        system = self._system
-        filled = instruction.fill(values) if instruction.slots else instruction.source
-        if system and filled:
-            system = system + "\n" + filled
-        elif filled:
-            system = filled
+        system = self._system_text
+        if system is None:  # the instruction has slots: join the system prompt and its filled text now
+            system = "\n".join(part for part in (self._system, instruction.fill(values)) if part)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         if history:
             for item in history:
