@@ -33,6 +33,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message, text_of
 from prompter.render.common import conversation_messages, lift_system, tool_call_names
+from prompter.render.openai import tool_call_dicts
 
 __all__ = ["render_dashscope"]
 
@@ -61,14 +62,7 @@ def _message(message: Message, where: str, names: Mapping[str, str], multimodal:
     content: Content = _items(message.content) if multimodal else _text(message.content, f"{where}.content")
     out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments_json},
-            }
-            for call in message.tool_calls
-        ]
+        out["tool_calls"] = tool_call_dicts(message)
     if message.role == "tool":
         if message.tool_call_id:
             out["tool_call_id"] = message.tool_call_id

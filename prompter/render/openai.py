@@ -12,7 +12,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message
 
-__all__ = ["message_dict", "openai_messages", "render_openai"]
+__all__ = ["message_dict", "openai_messages", "render_openai", "tool_call_dicts"]
 
 
 def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any]]:
@@ -30,18 +30,19 @@ def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any
     return parts
 
 
+def tool_call_dicts(message: Message) -> list[dict[str, Any]]:
+    """The assistant's tool calls in OpenAI's shape, arguments as JSON text."""
+    return [
+        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
+        for call in message.tool_calls
+    ]
+
+
 def message_dict(message: Message) -> dict[str, Any]:
     """A fresh OpenAI message dict for ``message``."""
     out: dict[str, Any] = {"role": message.role, "content": _content(message.content)}
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments_json},
-            }
-            for call in message.tool_calls
-        ]
+        out["tool_calls"] = tool_call_dicts(message)
     if message.tool_call_id is not None:
         out["tool_call_id"] = message.tool_call_id
     if message.name is not None:
