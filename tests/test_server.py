@@ -162,6 +162,29 @@ def test_errors_are_typed(client: openai.OpenAI, kwargs: dict[str, Any], error: 
             assert body["code"] == code
 
 
+COMPLETION_ERRORS = [
+    pytest.param({"model": "gpt-9", "prompt": "hi"}, openai.NotFoundError, "model_not_found", id="unknown-model-404"),
+    pytest.param({"model": "tiny", "prompt": "hi", "temperature": 7}, openai.BadRequestError, None,
+                 id="bad-temperature-400"),
+    pytest.param({"model": "tiny", "prompt": "cats " * 3000}, openai.BadRequestError, "context_length_exceeded",
+                 id="too-long-400"),
+    pytest.param({"model": "tiny", "prompt": "hi", "max_tokens": 10_000}, openai.BadRequestError,
+                 "context_length_exceeded", id="max-tokens-over-context-400"),
+]
+
+
+@pytest.mark.parametrize("kwargs, error, code", COMPLETION_ERRORS)
+def test_completion_errors_are_typed(client: openai.OpenAI, kwargs: dict[str, Any], error: type, code: str | None) -> None:
+    for stream in (False, True):
+        with pytest.raises(error) as info:
+            client.completions.create(**kwargs, stream=stream)
+        body = info.value.body
+        assert set(body) == {"message", "type", "param", "code"} and body["message"]
+        assert "Traceback" not in body["message"]
+        if code:
+            assert body["code"] == code
+
+
 def test_context_error_names_the_token_counts(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model="tiny", messages=USER, max_tokens=5000)
