@@ -40,7 +40,7 @@ reference and only calls ``generate_prompt`` / ``get_response`` on it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
 
@@ -211,6 +211,34 @@ def as_prompter(prompt: Any) -> PrompterBase:
     )
 
 
+def _number(low: float, high: float) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _stops(v: Any) -> bool:
+    if isinstance(v, str):
+        return bool(v)
+    return isinstance(v, list) and all(isinstance(s, str) and s for s in v)
+
+
+# the common OpenAI options, checked before anything is sent; others pass through as given
+_OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "max_tokens": (_count, "a whole number > 0"),
+    "max_completion_tokens": (_count, "a whole number > 0"),
+    "n": (_count, "a whole number > 0"),
+    "temperature": (_number(0, 2), "a number from 0 to 2"),
+    "top_p": (_number(0, 1), "a number from 0 to 1"),
+    "presence_penalty": (_number(-2, 2), "a number from -2 to 2"),
+    "frequency_penalty": (_number(-2, 2), "a number from -2 to 2"),
+    "stop": (_stops, "a non-empty str or a list of non-empty str"),
+    "seed": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+}
+
+
 class ModuleBase(Generic[RequestT]):
     """Base class of modules: a prompter in front of a backend.
 
@@ -353,4 +381,9 @@ class ModuleBase(Generic[RequestT]):
                 f"generation option {bad[0]!r} is set by the module: "
                 "pass the conversation as input/history and use .stream() to stream"
             )
-        return {k: v for k, v in generation.items() if v is not None}
+        options = {k: v for k, v in generation.items() if v is not None}
+        for name, value in options.items():
+            check = _OPTION_CHECKS.get(name)
+            if check is not None and not check[0](value):
+                raise ModuleConfigError(f"generation option {name}={value!r}: expected {check[1]}")
+        return options

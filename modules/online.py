@@ -106,6 +106,14 @@ class Timeout:
     read: float = 120.0
     total: float | None = 600.0
 
+    def __post_init__(self) -> None:
+        for name in ("connect", "read", "total"):
+            value = getattr(self, name)
+            if value is None and name == "total":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e7:
+                raise ModuleConfigError(f"Timeout.{name}: expected a positive number of seconds, got {value!r}")
+
     @classmethod
     def of(cls, value: float | Timeout | None) -> Timeout:
         """Normalise what ``timeout=`` accepts."""
@@ -113,7 +121,7 @@ class Timeout:
             return cls()
         if isinstance(value, Timeout):
             return value
-        if isinstance(value, (int, float)) and value > 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e7:
             return cls(connect=min(5.0, float(value)), read=float(value), total=float(value))
         raise ModuleConfigError(f"timeout: expected a positive number or a Timeout, got {value!r}")
 
@@ -193,9 +201,18 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         url = base_url or src.base_url
         if not url:
             raise ModuleConfigError(f"source {src.name!r} needs base_url=... (e.g. 'http://127.0.0.1:8000/v1')")
-        if urlsplit(url).username is not None or urlsplit(url).password is not None:
+        if not isinstance(url, str):
+            raise ModuleConfigError(f"base_url: expected a str, got {type(url).__name__}")
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
             # Not echoed: the URL holds a credential. It would also replace the Bearer header.
             raise ModuleConfigError("base_url must not contain a user or password: pass the key as api_key=...")
+        if parts.query or parts.fragment:
+            # Not echoed either: a query string is where keys hide (?key=...), and the path is appended to it.
+            raise ModuleConfigError(
+                "base_url must not have a query string or fragment: give the API root (e.g. https://host/v1), "
+                "the key as api_key=... and extra query parameters are not supported"
+            )
         if not url.startswith(("http://", "https://")):
             raise ModuleConfigError(f"base_url must start with http:// or https://, got {url!r}")
         chosen_model = model or src.default_model

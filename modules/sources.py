@@ -107,6 +107,8 @@ _BY_NAME: dict[str, Source] = {alias: s for s in SOURCES.values() for alias in (
 
 def get_source(name: str) -> Source:
     """The :class:`Source` called ``name`` (case-insensitive, aliases accepted)."""
+    if not isinstance(name, str):
+        raise ModuleConfigError(f"source: expected a source name (str), got {type(name).__name__}")
     source = _BY_NAME.get(name.strip().lower())
     if source is None:
         known = ", ".join(sorted(SOURCES))

@@ -201,10 +201,16 @@ def _close(sock: socket.socket) -> None:
     sock.close()
 
 
+_CALL_IDS = itertools.count(1)
+
+
 def tool_call(name: str, arguments: Mapping[str, Any], id: str | None = None) -> dict[str, Any]:
-    """A tool call for a scripted reply: ``{"content": None, "tool_calls": [tool_call("f", {"x": 1})]}``."""
+    """A tool call for a scripted reply: ``{"content": None, "tool_calls": [tool_call("f", {"x": 1})]}``.
+
+    Without ``id``, each call gets a fresh one (``call_1``, ``call_2``, ...), as an API gives.
+    """
     return {
-        "id": id or f"call_{name}",
+        "id": id or f"call_{next(_CALL_IDS)}",
         "type": "function",
         "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
     }

@@ -647,7 +647,7 @@ def family_of(name: str) -> str:
     close = difflib.get_close_matches(key, candidates, n=5, cutoff=0.5)
     hint = f"; close matches: {', '.join(close)}" if close else ""
     raise UnknownModelFormatError(
-        f"unknown model format {name!r}{hint}. Known families: ModelFormat.families(); "
+        f"unknown model format {name!r}{hint}. Known families: {', '.join(FAMILIES)}; "
         "or build one with ModelFormat.from_chat_template(tokenizer.chat_template)"
     )
 

@@ -7,6 +7,7 @@ attempts are counted by the real server on 127.0.0.1.
 from __future__ import annotations
 
 import email.utils
+import re
 import socket
 
 import pytest
@@ -279,3 +280,48 @@ def test_bad_call_time_tools_are_a_tools_error_before_any_request() -> None:
     for tools in ("x", [1]):
         with pytest.raises(ToolsError, match="tools"):
             module("hi", tools=tools)  # type: ignore[arg-type]
+
+
+BAD_CONFIG = [
+    pytest.param({"source": 123}, "source: expected", id="source-not-a-str"),
+    pytest.param({"base_url": "http://127.0.0.1:9/v1?key=sk-secret-in-query"}, "query string", id="query-in-base-url"),
+    pytest.param({"timeout": float("inf")}, "timeout", id="infinite-timeout"),
+    pytest.param({"generation": {"max_tokens": -5}}, "max_tokens=-5", id="negative-max-tokens"),
+    pytest.param({"generation": {"temperature": "hot"}}, "temperature='hot'", id="temperature-not-a-number"),
+    pytest.param({"generation": {"stop": ""}}, "stop=''", id="empty-stop"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_CONFIG)
+def test_bad_configuration_is_refused_at_construction(kwargs: dict[str, object], message: str) -> None:
+    from modules import ModuleConfigError, OnlineChatModule
+
+    options = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "k", **kwargs}
+    with pytest.raises(ModuleConfigError, match=re.escape(message)) as err:
+        OnlineChatModule(**options)  # type: ignore[arg-type]
+    assert "sk-secret-in-query" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("connect", "5"), ("read", -1), ("total", -1), ("read", True)], ids=lambda v: repr(v)
+)
+def test_timeout_fields_are_checked_when_made(field: str, value: object) -> None:
+    from modules import ModuleConfigError
+    from modules.online import Timeout
+
+    with pytest.raises(ModuleConfigError, match=f"Timeout.{field}"):
+        Timeout(**{field: value})  # type: ignore[arg-type]
+
+
+def test_bad_per_call_options_are_refused_before_sending() -> None:
+    from modules import ModuleConfigError, OnlineChatModule
+
+    module = OnlineChatModule(base_url="http://127.0.0.1:9/v1", model="m", api_key="k")
+    with pytest.raises(ModuleConfigError, match="top_p=3"):
+        module("hi", top_p=3)
+
+
+def test_scripted_tool_calls_get_distinct_ids() -> None:
+    from modules.testing import tool_call
+
+    assert tool_call("f", {})["id"] != tool_call("f", {})["id"]
