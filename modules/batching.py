@@ -63,10 +63,28 @@ class Batcher:
         self.queue: list[Job] = []
         self.cond = threading.Condition()
         self.worker: threading.Thread | None = None
+        self.closing = False
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """End the worker thread (after the batch it runs, which the module's ``cancel_all`` cuts short)."""
+        with self.cond:
+            self.closing = True
+            worker = self.worker
+            self.cond.notify_all()
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(timeout)
+
+    def reopen(self) -> None:
+        """Accept work again after :meth:`stop` (``start()`` calls this)."""
+        with self.cond:
+            self.closing = False
 
     def run(self, job: Job) -> tuple[list[int], str]:
         with self.cond:
             self.queue.append(job)
+            if self.closing:
+                self.queue.remove(job)
+                raise ServerStoppedError("the model was stopped before this request ran")
             if self.worker is None or not self.worker.is_alive():
                 self.worker = threading.Thread(target=self._loop, name="prompter-batcher", daemon=True)
                 self.worker.start()
@@ -80,8 +98,10 @@ class Batcher:
     def _loop(self) -> None:
         while True:
             with self.cond:
-                if not self.cond.wait_for(lambda: bool(self.queue), timeout=30):
-                    self.worker = None  # idle: let the thread end; run() starts another
+                if not self.cond.wait_for(lambda: bool(self.queue) or self.closing, timeout=30) or (
+                    self.closing and not self.queue
+                ):
+                    self.worker = None  # idle or stopped: let the thread end; run() starts another
                     return
                 jobs, self.queue = self.queue[: self.max_batch], self.queue[self.max_batch :]
             try:

@@ -2,7 +2,7 @@
 
 ::
 
-    prompter tiny-model PATH [--family qwen2.5]     build a tiny offline chat model
+    prompter tiny-model PATH [--family qwen2.5] [--force]   build a tiny offline chat model
     prompter serve --model PATH [--port 8000]       OpenAI-compatible server on 127.0.0.1
     prompter chat --model PATH                      chat with a local model in the terminal
     prompter demo                                   the README's end-to-end demo
@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     tiny.add_argument("path")
     tiny.add_argument("--family", default="qwen2.5", help="chat-template family (default qwen2.5)")
     tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--force", action="store_true", help="overwrite a non-empty folder that is not a tiny model")
 
     serve = sub.add_parser("serve", help="serve a local model over an OpenAI-compatible API")
     serve.add_argument("--model", required=True, help="a Hugging Face model folder")
@@ -75,7 +76,7 @@ def _tiny_model(args: argparse.Namespace) -> int:
     from modules.tiny_model import build_tiny_model
 
     _quiet()
-    path = build_tiny_model(args.path, family=args.family, seed=args.seed)
+    path = build_tiny_model(args.path, family=args.family, seed=args.seed, force=args.force)
     print(f"built a tiny {args.family} model in {path}")
     return 0
 

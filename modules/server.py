@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from fastapi import Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from .base import Completion, StreamDelta
-from .errors import ContextLengthError, ModuleError, ServerStoppedError
+from .errors import ContextLengthError, ModuleConfigError, ModuleError, ServerStoppedError
 
 __all__ = ["ServableModule", "ServerThread", "create_app"]
 
@@ -159,7 +159,7 @@ class Tool(_Open):
 
 
 class StreamOptions(_Open):
-    include_usage: bool | None = None
+    include_usage: StrictBool | None = None
 
 
 class Sampling(_Open):
@@ -169,8 +169,8 @@ class Sampling(_Open):
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: str | list[str] | None = None
     seed: int | None = None
-    n: int | None = Field(default=None, ge=1, le=1)
-    stream: bool | None = False
+    n: int | None = Field(default=None, ge=1)  # above 1: a 400 "not supported" (one choice per request)
+    stream: StrictBool | None = False
     stream_options: StreamOptions | None = None
 
 
@@ -249,6 +249,11 @@ def create_app(
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
+    for option, value, least in (("max_concurrency", max_concurrency, 1), ("max_body_bytes", max_body_bytes, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ModuleConfigError(f"{option}: expected an int >= {least}, got {value!r}")
+    if model_name is not None and (not isinstance(model_name, str) or not model_name):
+        raise ModuleConfigError(f"model_name: expected a non-empty str, got {model_name!r}")
     state = _State(module=module, model_name=model_name or module.name, max_concurrency=max_concurrency)
     app = FastAPI(title="prompter local model server", version="1", docs_url=None, redoc_url=None)
     app.state.prompter = state
@@ -313,8 +318,10 @@ def create_app(
     async def chat_completions(body: ChatCompletionRequest, http: Request) -> Any:
         """OpenAI chat completions; ``stream=true`` answers with server-sent events."""
         check_model(body.model)
-        messages = [_message_dict(m) for m in body.messages]
-        tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
+        _refuse_unsupported(body, chat=True)
+        messages = [_message_dict(m, i) for i, m in enumerate(body.messages)]
+        offer_tools = body.tools and body.tool_choice != "none"
+        tools = [t.model_dump(exclude_none=True) for t in body.tools] if offer_tools and body.tools else None
         options = _options(body, chat=True)
         cancel = state.admit()
         try:
@@ -354,6 +361,7 @@ def create_app(
     async def completions(body: CompletionRequest, http: Request) -> Any:
         """OpenAI (legacy) text completions: the prompt is plain text, never control tokens."""
         check_model(body.model)
+        _refuse_unsupported(body, chat=False)
         prompt = body.prompt
         if isinstance(prompt, list):
             if len(prompt) != 1:
@@ -444,8 +452,13 @@ def _finish(reason: str | None) -> str:
     return reason if reason in ("stop", "length", "tool_calls", "content_filter") else "stop"
 
 
-def _message_dict(message: Any) -> dict[str, Any]:
-    """A validated message as the plain dict a chat template reads (text parts joined, developer -> system)."""
+def _message_dict(message: Any, index: int = 0) -> dict[str, Any]:
+    """A validated message as the plain dict a chat template reads (text parts joined, developer -> system).
+
+    *index* is the message's place in ``messages``, named by the 400s for a
+    message without content or a tool call without an id.
+    """
+    where = f"messages[{index}]"
     out: dict[str, Any] = message.model_dump(exclude_none=True)
     if out["role"] == "developer":  # OpenAI's newer name for system; chat templates know "system"
         out["role"] = "system"
@@ -455,11 +468,59 @@ def _message_dict(message: Any) -> dict[str, Any]:
         if kinds - {"text"}:
             raise HTTPError(
                 400,
-                f"content parts of type {sorted(kinds - {'text'})} are not supported by a text model",
+                f"{where}: content parts of type {sorted(kinds - {'text'})} are not supported by a text model",
                 param="messages",
             )
         out["content"] = "".join(p.get("text") or "" for p in content)
+    if out["role"] == "assistant":
+        if content is None and not out.get("tool_calls"):
+            raise HTTPError(400, f"{where}: an assistant message needs content or tool_calls", param=where)
+        for j, call in enumerate(out.get("tool_calls") or ()):
+            if not call.get("id"):
+                raise HTTPError(
+                    400,
+                    f"{where}.tool_calls[{j}]: a tool call needs an id (the tool message's tool_call_id names it)",
+                    param=f"{where}.tool_calls[{j}].id",
+                )
+    elif content is None:
+        raise HTTPError(400, f"{where}: a {message.role} message needs content", param=f"{where}.content")
     return out
+
+
+_TOOL_CHOICES = ("auto", "none")
+
+
+def _refuse_unsupported(body: Any, chat: bool) -> None:
+    """400 for options that would change the answer's meaning if this server ignored them."""
+    extra = body.model_extra or {}
+
+    def refuse(param: str, what: str) -> None:
+        raise HTTPError(400, f"{what} is not supported by this server", param=param)
+
+    if body.n not in (None, 1):
+        refuse("n", f"n={body.n} (one choice per request)")
+    if chat:
+        if extra.get("logprobs") not in (None, False):
+            refuse("logprobs", "logprobs=true")
+        if extra.get("top_logprobs") not in (None, 0):
+            refuse("top_logprobs", "top_logprobs")
+        fmt = extra.get("response_format")
+        if fmt is not None and not (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
+            kind = fmt.get("type") if isinstance(fmt, Mapping) else fmt
+            refuse("response_format", f"response_format {kind!r} (only 'text')")
+        choice = body.tool_choice
+        if choice is not None and choice not in _TOOL_CHOICES:
+            shown = choice if isinstance(choice, str) else "a named function"
+            refuse("tool_choice", f"tool_choice {shown!r} (only 'auto' and 'none')")
+    else:
+        if extra.get("echo") not in (None, False):
+            refuse("echo", "echo=true")
+        if extra.get("logprobs") not in (None, 0):
+            refuse("logprobs", "logprobs (token log probabilities)")
+        if extra.get("best_of") not in (None, 1):
+            refuse("best_of", "best_of above 1")
+        if extra.get("suffix") not in (None, ""):
+            refuse("suffix", "suffix (insertion)")
 
 
 def _options(body: Any, chat: bool) -> dict[str, Any]:
@@ -472,11 +533,12 @@ def _options(body: Any, chat: bool) -> dict[str, Any]:
     for key in ("temperature", "top_p", "seed"):
         if getattr(body, key) is not None:
             options[key] = getattr(body, key)
-    if body.stop:
+    if body.stop is not None:
         stops = [body.stop] if isinstance(body.stop, str) else list(body.stop)
         if not all(stops):
             raise HTTPError(400, "stop: stop strings must not be empty", param="stop")
-        options["stop"] = stops
+        if stops:
+            options["stop"] = stops
     return options
 
 
@@ -642,6 +704,11 @@ class _BodyLimit:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
+        if scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/completions"):
+            problem = _body_problem(scope, b"".join(chunks))
+            if problem is not None:
+                await _send_error(send, problem)
+                return
         replayed = False
 
         async def replay() -> Any:
@@ -652,6 +719,37 @@ class _BodyLimit:
             return await receive()  # afterwards: http.disconnect, which stops a stream
 
         await self.app(scope, replay, send)
+
+
+def _body_problem(scope: Any, body: bytes) -> HTTPError | None:
+    """The 400 for a POST body that is not JSON (wrong Content-Type, empty, malformed), else None.
+
+    Checked before FastAPI reads the body, so the message says what is wrong in
+    words (pydantic's would be "Input should be a valid dictionary" or a byte offset).
+    """
+    content_type = ""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            content_type = value.decode("latin-1")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if not media:
+        return HTTPError(400, "Content-Type must be application/json; the request sent none")
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        return HTTPError(400, f"Content-Type must be application/json, got {media!r}")
+    if not body.strip():
+        return HTTPError(400, "request body is empty; expected a JSON object")
+    try:
+        value = json.loads(body)
+    except UnicodeDecodeError:
+        return HTTPError(400, "invalid JSON body: not UTF-8 text")
+    except json.JSONDecodeError as exc:
+        return HTTPError(400, f"invalid JSON body: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except RecursionError:
+        return HTTPError(400, "invalid JSON body: nested too deeply")
+    if not isinstance(value, dict):
+        kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+        return HTTPError(400, f"the request body must be a JSON object, got {kinds.get(type(value), 'null')}")
+    return None
 
 
 async def _send_error(send: Any, err: HTTPError) -> None:

@@ -16,7 +16,7 @@ from .base import StreamDelta, ToolCall
 from .local_request import LocalRequest
 from .tool_calls import parse_tool_calls
 
-__all__ = ["cut_at_stop", "first_stop", "stop_token_streamer", "stream_deltas"]
+__all__ = ["CancellingStream", "cut_at_stop", "first_stop", "stop_token_streamer", "stream_deltas"]
 
 
 def first_stop(text: str, stops: Sequence[str]) -> int | None:
@@ -113,3 +113,34 @@ def stream_deltas(
         yield StreamDelta(text=rest, tool_calls=calls, finish_reason=finish)
     finally:
         flag.set()
+
+
+class CancellingStream(Iterator[StreamDelta]):
+    """An iterator of deltas whose ``close()`` (or garbage collection) sets *flag*, started or not.
+
+    A generator's ``close()`` does not run its ``finally`` when it was never
+    started, so a stream closed (or dropped) before its first piece would leave
+    the generation running and the model lock held; this wrapper cancels it.
+    """
+
+    def __init__(self, deltas: Iterator[StreamDelta], flag: threading.Event) -> None:
+        self._deltas = deltas
+        self._flag = flag
+
+    def __iter__(self) -> CancellingStream:
+        return self
+
+    def __next__(self) -> StreamDelta:
+        return next(self._deltas)
+
+    def close(self) -> None:
+        """Cancel the generation (at its next token) and end the iterator; safe to call twice."""
+        self._flag.set()
+        close = getattr(self._deltas, "close", None)
+        if close is not None:
+            close()
+
+    def __del__(self) -> None:
+        flag = getattr(self, "_flag", None)
+        if flag is not None:
+            flag.set()

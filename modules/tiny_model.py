@@ -36,9 +36,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .errors import ModuleConfigError
+
 __all__ = [
     "DEFAULT_FAMILY",
     "FamilySpec",
+    "UnknownFamilyError",
     "build_tiny_model",
     "build_tiny_tokenizer",
     "cached_tiny_model",
@@ -49,6 +52,9 @@ __all__ = [
 
 DEFAULT_FAMILY = "qwen2.5"
 """The family a tiny model gets when none is named (ChatML delimiters, a tool syntax)."""
+
+MARKER = "prompter-tiny-model.json"
+"""The file that marks a folder as a tiny model built here (rebuilding over it needs no ``force``)."""
 
 _CORPUS = Path(__file__).with_name("data") / "corpus.txt"
 _VOCAB_SIZE = 1024
@@ -102,6 +108,17 @@ class FamilySpec:
         return tuple(seen)
 
 
+class UnknownFamilyError(ModuleConfigError, KeyError):
+    """No chat-template family has this name; the message lists the known ones.
+
+    A :class:`~modules.errors.ModuleConfigError` (the CLI prints it as one line)
+    and, as before, a ``KeyError``.
+    """
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 @cache
 def _index() -> dict[str, dict[str, Any]]:
     folder = chat_templates_dir()
@@ -118,7 +135,7 @@ def family_spec(family: str) -> FamilySpec:
     """The template and special tokens of *family*; a KeyError names the known ones."""
     index = _index()
     if family not in index:
-        raise KeyError(f"unknown model family {family!r}; known families: {', '.join(sorted(index))}")
+        raise UnknownFamilyError(f"unknown model family {family!r}; known families: {', '.join(sorted(index))}")
     entry = index[family]
     template = (chat_templates_dir() / entry["file"]).read_text(encoding="utf-8")
     return FamilySpec(
@@ -197,18 +214,31 @@ def _model_config(family: str, tokenizer: Any) -> Any:
     return LlamaConfig(**common)
 
 
-def build_tiny_model(path: str | os.PathLike[str], family: str = DEFAULT_FAMILY, seed: int = 0) -> Path:
+def build_tiny_model(
+    path: str | os.PathLike[str], family: str = DEFAULT_FAMILY, seed: int = 0, *, force: bool = False
+) -> Path:
     """Write a tiny, loadable chat model for *family* to *path* and return the path.
 
     The folder holds what ``AutoModelForCausalLM.from_pretrained`` and
     ``AutoTokenizer.from_pretrained`` expect (with ``local_files_only=True``).
     Same *family* and *seed*, same bytes. Takes a second or two on a laptop.
+
+    *path* must be missing, empty, or a tiny model built here before (it holds
+    ``prompter-tiny-model.json``); any other non-empty folder is refused with a
+    :class:`~modules.errors.ModuleConfigError` unless ``force=True``, so a real
+    model is never overwritten by mistake. An unknown *family* raises
+    :class:`UnknownFamilyError` before anything is written.
     """
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig
 
     out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
+    family_spec(family)  # an unknown family fails before the folder is made
+    _check_target(out, force)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModuleConfigError(f"cannot create the model folder {str(out)!r}: {exc.strerror or exc}") from exc
     tokenizer = build_tiny_tokenizer(family)
     config = _model_config(family, tokenizer)
     with torch.random.fork_rng(devices=[]):
@@ -220,9 +250,30 @@ def build_tiny_model(path: str | os.PathLike[str], family: str = DEFAULT_FAMILY,
         bos_token_id=tokenizer.bos_token_id,
         do_sample=False,
     )
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    try:
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        (out / MARKER).write_text(json.dumps({"family": family, "seed": seed}) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ModuleConfigError(f"cannot write the tiny model to {str(out)!r}: {exc.strerror or exc}") from exc
     return out
+
+
+def _check_target(out: Path, force: bool) -> None:
+    """Refuse a file, or a non-empty folder that is not a tiny model of ours (unless *force*)."""
+    if out.exists() and not out.is_dir():
+        raise ModuleConfigError(f"{str(out)!r} is a file, not a folder: give a new or empty folder for the tiny model")
+    if force or not out.is_dir() or (out / MARKER).is_file():
+        return
+    try:
+        occupied = any(out.iterdir())
+    except OSError as exc:
+        raise ModuleConfigError(f"cannot read the folder {str(out)!r}: {exc.strerror or exc}") from exc
+    if occupied:
+        raise ModuleConfigError(
+            f"{str(out)!r} is not empty and holds no tiny model built by prompter; "
+            "refusing to overwrite it (pick another folder, or pass --force / force=True)"
+        )
 
 
 def cached_tiny_model(family: str = DEFAULT_FAMILY, seed: int = 0, cache_dir: str | None = None) -> Path:

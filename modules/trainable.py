@@ -50,7 +50,7 @@ from .batching import Batcher, Job
 from .errors import ContextLengthError, ModelNotStartedError, ModuleConfigError, ServerStoppedError
 from .local_request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from .safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
-from .streaming import cut_at_stop, stop_token_streamer, stream_deltas
+from .streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
 from .tool_calls import parse_tool_calls
 from .trimming import fit_to_context
 from .vocab import Vocab
@@ -156,27 +156,60 @@ class TrainableModule(ModuleBase[LocalRequest]):
         """Load the model (once) and, with ``serve=True``, start the OpenAI-compatible server.
 
         ``port=0`` picks a free port; :attr:`url` is then the base URL to give an
-        OpenAI client. ``server_options`` go to :func:`modules.server.create_app`.
+        OpenAI client. ``server_options`` go to :func:`modules.server.create_app`
+        and are checked before the model loads (a wrong one raises
+        :class:`~modules.errors.ModuleConfigError`). ``start(serve=True)`` while
+        already serving raises :class:`~modules.errors.ModuleConfigError`: call
+        ``stop()`` first. If anything fails inside ``start()``, the module is left
+        stopped, as before the call.
         """
-        self._load_tokenizer()
         b = self._backend
-        if b.model is None:
-            try:
-                import torch
-                from transformers import AutoModelForCausalLM
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise ModuleConfigError(
-                    "TrainableModule needs the 'local' extra: pip install 'prompter[local]'"
-                ) from exc
-            model = AutoModelForCausalLM.from_pretrained(
-                b.path, local_files_only=True, dtype=getattr(torch, self.dtype)
-            )
-            b.model = model.to(self.device).eval()
-            b.cancel_all.clear()
-        if serve and b.server is None:
-            from .server import ServerThread, create_app
+        if serve and b.server is not None:
+            raise ModuleConfigError(f"already serving at {self.url}; call stop() first to serve again")
+        app = None
+        if serve:
+            from .server import create_app
 
-            b.server = ServerThread(create_app(self, **server_options), host=host, port=port).start()
+            _check_server_options(create_app, server_options)
+            app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
+        was_loaded = b.model is not None
+        try:
+            self._load_tokenizer()
+            if b.model is None:
+                try:
+                    import torch
+                    from transformers import AutoModelForCausalLM
+                except ImportError as exc:  # pragma: no cover - depends on the install
+                    raise ModuleConfigError(
+                        "TrainableModule needs the 'local' extra: pip install 'prompter[local]'"
+                    ) from exc
+                try:
+                    model = AutoModelForCausalLM.from_pretrained(
+                        b.path, local_files_only=True, dtype=getattr(torch, self.dtype)
+                    )
+                except (OSError, ValueError) as exc:
+                    raise ModuleConfigError(
+                        f"{b.path!r} is not a model folder transformers can load (config.json and weights): "
+                        f"{_one_line(exc)}"
+                    ) from exc
+                b.model = model.to(self.device).eval()
+                b.cancel_all.clear()
+                if b.batcher is not None:
+                    b.batcher.reopen()
+            if app is not None:
+                from .server import ServerThread
+
+                b.server = ServerThread(app, host=host, port=port).start()
+                app = None
+        except BaseException:
+            if app is not None:
+                state = getattr(getattr(app, "state", None), "prompter", None)
+                if state is not None:
+                    state.close()
+            if not was_loaded:
+                with b.lock:
+                    b.model = None
+            raise
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -188,6 +221,8 @@ class TrainableModule(ModuleBase[LocalRequest]):
             b.server = None
         with b.lock:
             b.model = None
+        if b.batcher is not None:
+            b.batcher.stop(min(timeout, 2.0))
 
     def __enter__(self) -> TrainableModule:
         return self.start()
@@ -231,7 +266,18 @@ class TrainableModule(ModuleBase[LocalRequest]):
                     f"{b.path!r} is not a folder: TrainableModule loads local model folders only "
                     "(local_files_only=True); download the model first, or build one with `prompter tiny-model`"
                 )
-            tokenizer = AutoTokenizer.from_pretrained(b.path, local_files_only=True)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(b.path, local_files_only=True)
+            except (OSError, ValueError) as exc:
+                folder = Path(b.path)
+                if not any((folder / f).is_file() for f in ("config.json", "tokenizer_config.json", "tokenizer.json")):
+                    raise ModuleConfigError(
+                        f"{b.path!r} is not a model folder: it has no config.json or tokenizer files (give a "
+                        "Hugging Face model folder, or build one with `prompter tiny-model`)"
+                    ) from exc
+                raise ModuleConfigError(
+                    f"{b.path!r} is not a model folder transformers can load (no usable tokenizer): {_one_line(exc)}"
+                ) from exc
             b.model_format = _bind_format(self._format_arg, tokenizer, self.name)
             b.vocab = Vocab.of(b.path, tokenizer, b.model_format)
             b.tokenizer = tokenizer
@@ -339,6 +385,8 @@ class TrainableModule(ModuleBase[LocalRequest]):
         be the start of one is held back until it is decided.
         """
         tokenizer = self._load_tokenizer()
+        if self._backend.model is None:
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
         flag = cancel or threading.Event()
         streamer = stop_token_streamer(tokenizer, set(self._stop_ids()))
         outcome: dict[str, Any] = {}
@@ -365,7 +413,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
     ) -> Iterator[StreamDelta]:
         """:func:`~modules.streaming.stream_deltas` with this model's stop strings and tool-call syntax."""
         stops, syntax = self._stop_strings(request), self._tool_syntax()
-        return stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax)
+        return CancellingStream(stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax), flag)
 
     def _run(self, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> tuple[list[int], str]:
         import torch
@@ -373,6 +421,8 @@ class TrainableModule(ModuleBase[LocalRequest]):
 
         b = self._backend
         opts = request.options
+        if b.model is None:  # never started, or stopped before this request began
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
         if (
             b.batcher is not None
             and not (opts.temperature and opts.temperature > 0)
@@ -469,6 +519,25 @@ class TrainableModule(ModuleBase[LocalRequest]):
         self._load_tokenizer()
         syntax: tuple[str, str | None] | None = self._backend.vocab.tool_syntax
         return syntax
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """*exc*'s message on one line (transformers' span several), cut to *limit* characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_server_options(create_app: Callable[..., Any], options: Mapping[str, Any]) -> None:
+    """Raise ModuleConfigError for an option :func:`~modules.server.create_app` does not take."""
+    import inspect
+
+    params = inspect.signature(create_app).parameters
+    known = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ModuleConfigError(
+            f"start(): unknown server option(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
+        )
 
 
 def _accepts(function: Callable[..., Any], name: str) -> bool:

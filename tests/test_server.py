@@ -419,3 +419,118 @@ def test_tool_calls_reach_the_openai_client_in_openai_shape() -> None:
         assert chunks[-1].choices[0].finish_reason == "tool_calls"
     finally:
         server.stop()
+
+
+# -- 400s that say what is wrong ------------------------------------------------------------------------
+
+_CALL_WITHOUT_ID = {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+
+BAD_BODIES = [
+    # (id, path, raw body or JSON value, content type, message pattern, param)
+    ("form-content-type", "/chat/completions", b'{"model": "tiny"}', "application/x-www-form-urlencoded",
+     r"^Content-Type must be application/json", None),
+    ("text-content-type", "/completions", b'{"model": "tiny", "prompt": "x"}', "text/plain",
+     r"^Content-Type must be application/json", None),
+    ("bad-json", "/chat/completions", b'{"model": "tiny",\n "messages": }', "application/json",
+     r"^invalid JSON body: Expecting value at line 2 column 14$", None),
+    ("empty-body", "/chat/completions", b"", "application/json",
+     r"^request body is empty; expected a JSON object$", None),
+    ("no-content-type", "/completions", b'{"model": "tiny", "prompt": "x"}', None,
+     r"^Content-Type must be application/json", None),
+    ("array-body", "/completions", b"[1, 2]", "application/json", r"must be a JSON object, got an array", None),
+    ("no-content", "/chat/completions", {"model": "tiny", "messages": [*USER, {"role": "user"}]}, "application/json",
+     r"^messages\[1\]: a user message needs content", "messages[1].content"),
+    ("assistant-empty", "/chat/completions", {"model": "tiny", "messages": [{"role": "assistant"}]},
+     "application/json", r"^messages\[0\]: an assistant message needs content or tool_calls", "messages[0]"),
+    ("tool-call-without-id", "/chat/completions",
+     {"model": "tiny", "messages": [*USER, {"role": "assistant", "tool_calls": [_CALL_WITHOUT_ID]}]},
+     "application/json", r"^messages\[1\]\.tool_calls\[0\]: a tool call needs an id", "messages[1].tool_calls[0].id"),
+    ("stream-yes", "/chat/completions", {"model": "tiny", "messages": USER, "stream": "yes"}, "application/json",
+     r"^stream: ", "stream"),
+    ("completion-stream-1", "/completions", {"model": "tiny", "prompt": "x", "stream": 1}, "application/json",
+     r"^stream: ", "stream"),
+    ("stop-empty-string", "/chat/completions", {"model": "tiny", "messages": USER, "stop": ""}, "application/json",
+     r"^stop: stop strings must not be empty", "stop"),
+    ("stop-empty-in-list", "/completions", {"model": "tiny", "prompt": "x", "stop": [""]}, "application/json",
+     r"^stop: stop strings must not be empty", "stop"),
+]
+UNSUPPORTED = [
+    ("/chat/completions", "logprobs", True),
+    ("/chat/completions", "top_logprobs", 3),
+    ("/chat/completions", "n", 2),
+    ("/chat/completions", "response_format", {"type": "json_object"}),
+    ("/chat/completions", "response_format", {"type": "json_schema", "json_schema": {"name": "x"}}),
+    ("/chat/completions", "tool_choice", "required"),
+    ("/chat/completions", "tool_choice", {"type": "function", "function": {"name": "get_weather"}}),
+    ("/completions", "echo", True),
+    ("/completions", "logprobs", 2),
+    ("/completions", "n", 3),
+    ("/completions", "best_of", 2),
+]
+
+
+def _post(module: TrainableModule, path: str, body: Any, content_type: str | None = "application/json") -> Any:
+    """POST *body* (bytes as they are, anything else as JSON) with this Content-Type (None: no header)."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {"content-type": content_type} if content_type else {}
+    return httpx.post(module.url + path, content=raw, headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "content_type", "message", "param"), [c[1:] for c in BAD_BODIES], ids=[c[0] for c in BAD_BODIES]
+)
+def test_bad_bodies_get_a_400_that_says_what_is_wrong(
+    served_module: TrainableModule,  # noqa: F811
+    path: str,
+    body: Any,
+    content_type: str | None,
+    message: str,
+    param: str | None,
+) -> None:
+    import re
+
+    r = _post(served_module, path, body, content_type)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert re.search(message, error["message"]), error
+    assert error["param"] == param and error["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize(("path", "option", "value"), UNSUPPORTED, ids=[f"{p}-{o}={v!r}" for p, o, v in UNSUPPORTED])
+def test_options_this_server_cannot_honour_are_refused(
+    served_module: TrainableModule,  # noqa: F811
+    path: str,
+    option: str,
+    value: Any,
+) -> None:
+    base: dict[str, Any] = {"model": "tiny", "max_tokens": 2}
+    base.update({"messages": USER} if path == "/chat/completions" else {"prompt": "x"})
+    r = _post(served_module, path, {**base, option: value})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert "not supported by this server" in error["message"] and error["param"] == option
+
+
+def test_accepted_option_values_still_work(served_module: TrainableModule) -> None:  # noqa: F811
+    chat: dict[str, Any] = {"model": "tiny", "messages": USER, "max_tokens": 2}
+    for extra in ({"n": 1}, {"logprobs": False}, {"response_format": {"type": "text"}}, {"tool_choice": "auto"},
+                  {"stop": []}):
+        assert _post(served_module, "/chat/completions", {**chat, **extra}).status_code == 200, extra
+    text: dict[str, Any] = {"model": "tiny", "prompt": "x", "max_tokens": 2}
+    for extra in ({"echo": False}, {"logprobs": None}, {"best_of": 1}):
+        assert _post(served_module, "/completions", {**text, **extra}).status_code == 200, extra
+    assert _post(served_module, "/completions", text, "application/json; charset=utf-8").status_code == 200
+
+
+def test_tool_choice_none_offers_no_tools(served_module: TrainableModule) -> None:  # noqa: F811
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    body: dict[str, Any] = {"model": "tiny", "messages": USER, "max_tokens": 1}
+
+    def prompt_tokens(extra: dict[str, Any]) -> int:
+        r = _post(served_module, "/chat/completions", {**body, **extra})
+        assert r.status_code == 200, r.text
+        return int(r.json()["usage"]["prompt_tokens"])
+
+    plain = prompt_tokens({})
+    assert prompt_tokens({"tools": tools, "tool_choice": "auto"}) > plain
+    assert prompt_tokens({"tools": tools, "tool_choice": "none"}) == plain

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,65 @@ def test_cli_builds_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["tiny-model", str(tmp_path / "m"), "--family", "llama-3"]) == 0
     assert (tmp_path / "m" / "config.json").is_file()
     assert str(tmp_path / "m") in capsys.readouterr().out
+
+
+def _occupied(tmp_path: Path) -> Path:
+    folder = tmp_path / "real-model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "real"}', encoding="utf-8")
+    return folder
+
+
+def _a_file(tmp_path: Path) -> Path:
+    file = tmp_path / "notes.txt"
+    file.write_text("keep me", encoding="utf-8")
+    return file
+
+
+CLI_REFUSALS = [
+    ("non-empty folder", _occupied, [], "not empty"),
+    ("a file", _a_file, [], "is a file"),
+    ("unknown family", lambda tmp: tmp / "new", ["--family", "nonsense"], "known families: .*qwen2.5"),
+]
+
+
+@pytest.mark.parametrize(("case", "make", "extra", "message"), CLI_REFUSALS, ids=[c[0] for c in CLI_REFUSALS])
+def test_cli_refuses_with_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, make: Any, extra: list[str], message: str
+) -> None:
+    import re
+
+    from modules.cli import main
+
+    target = make(tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as exited:
+        main(["tiny-model", str(target), *extra])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("prompter tiny-model: error: "), err
+    assert re.search(message, err), err
+    assert str(target) in err or case == "unknown family"
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # nothing written
+    assert not (tmp_path / "new").exists()
+
+
+def test_unknown_family_is_a_typed_error_before_the_folder_is_made(tmp_path: Path) -> None:
+    from modules.errors import ModuleConfigError
+
+    with pytest.raises(ModuleConfigError, match="known families"):
+        build_tiny_model(tmp_path / "new", family="nonsense")
+    assert not (tmp_path / "new").exists()
+
+
+def test_force_overwrites_and_a_tiny_model_can_be_rebuilt_in_place(tmp_path: Path) -> None:
+    from modules.errors import ModuleConfigError
+
+    folder = _occupied(tmp_path)
+    with pytest.raises(ModuleConfigError, match="--force"):
+        build_tiny_model(folder)
+    assert (folder / "config.json").read_text(encoding="utf-8") == '{"model_type": "real"}'
+    build_tiny_model(folder, force=True)
+    first = _digest(folder)
+    build_tiny_model(folder)  # ours now: no force needed
+    assert _digest(folder) == first

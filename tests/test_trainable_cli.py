@@ -57,3 +57,15 @@ def test_a_mistake_on_the_command_line_is_one_line_and_exit_status_2(capsys: pyt
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err == "prompter render: error: input is missing slot(s): 'topic'\n"
+
+
+@pytest.mark.parametrize("command", ["serve", "chat"])
+def test_serve_and_chat_on_a_folder_that_is_no_model_print_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--model", str(tmp_path)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"prompter {command}: error: "), err
+    assert str(tmp_path) in err and "model folder" in err
