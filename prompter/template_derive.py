@@ -120,11 +120,22 @@ class Layout:
             append(self.generation_prompt)
         return "".join(parts)
 
+    def _usable(self, content: str) -> str | None:
+        """The content as the template writes it (stripped where it strips), or None where the strings
+        cannot stand in for the template (a literal the template reacts to, or an empty required text)."""
+        for literal in self.avoid:
+            if literal in content:
+                return None
+        if self.strip:
+            content = content.strip()
+        if self.nonempty and not content:
+            return None
+        return content
+
     def pieces(self, messages: Sequence[Any], add_generation_prompt: bool) -> list[str] | None:
         """The prompt as alternating markup / content pieces (even indexes are markup)."""
         if type(messages) is not list or not messages:
             return None
-        strip, nonempty, avoid = self.strip, self.nonempty, self.avoid
         out = [self.bos]
         first = messages[0]
         start = 0
@@ -134,13 +145,8 @@ class Layout:
             content = first.get("content")
             if type(content) is not str or len(first) != 2:
                 return None
-            if avoid:
-                for literal in avoid:
-                    if literal in content:
-                        return None
-            if strip:
-                content = content.strip()
-            if nonempty and not content:
+            content = self._usable(content)
+            if content is None:
                 return None
             out[0] += self.sos
             out.append(content)
@@ -156,13 +162,8 @@ class Layout:
             content = message.get("content")
             if type(content) is not str or message.get("role") != ("user" if user else "assistant"):
                 return None
-            if avoid:
-                for literal in avoid:
-                    if literal in content:
-                        return None
-            if strip:
-                content = content.strip()
-            if nonempty and not content:
+            content = self._usable(content)
+            if content is None:
                 return None
             out[-1] += soh if user else soa
             out.append(content)
