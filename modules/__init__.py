@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import AssistantMessage, ChatStream, Completion, ModuleBase, StreamDelta, ToolCall
-from .errors import (
+from modules.base import AssistantMessage, ChatStream, Completion, ModuleBase, StreamDelta, ToolCall
+from modules.errors import (
     APIConnectionError,
     APIError,
     APIResponseValidationError,
@@ -36,8 +36,8 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .online import OnlineChatModule
-    from .trainable import TrainableModule
+    from modules.online import OnlineChatModule
+    from modules.trainable import TrainableModule
 
 __all__ = [
     "APIConnectionError",
@@ -71,7 +71,7 @@ __all__ = [
     "UnsafeTokenizationError",
 ]
 
-_LAZY = {"OnlineChatModule": ".online", "TrainableModule": ".trainable"}
+_LAZY = {"OnlineChatModule": "modules.online", "TrainableModule": "modules.trainable"}
 
 
 def __getattr__(name: str) -> Any:
@@ -79,7 +79,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'modules' has no attribute {name!r}")

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
 
-from .errors import ModuleConfigError
+from modules.errors import ModuleConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from prompter import PrompterBase

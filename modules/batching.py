@@ -11,8 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import ModelNotStartedError, ServerStoppedError
-from .local_request import LocalRequest
+from modules.errors import ModelNotStartedError, ServerStoppedError
+from modules.local_request import LocalRequest
 
 __all__ = ["BatchedModule", "Batcher", "Job"]
 

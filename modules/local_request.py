@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ModuleConfigError
-from .safe_tokens import Span
+from modules.errors import ModuleConfigError
+from modules.safe_tokens import Span
 
 __all__ = ["DEFAULT_MAX_NEW_TOKENS", "GenerationOptions", "LocalRequest"]
 

@@ -38,8 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 import urllib3
 
-from .base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
-from .errors import (
+from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.errors import (
     APIConnectionError,
     APIError,
     APIResponseValidationError,
@@ -49,9 +49,9 @@ from .errors import (
     StreamInterruptedError,
     status_error_class,
 )
-from .retry import RetryPolicy
-from .sources import Source, get_source, resolve_api_key
-from .sse import ChatStreamState, SSEDecoder
+from modules.retry import RetryPolicy
+from modules.sources import Source, get_source, resolve_api_key
+from modules.sse import ChatStreamState, SSEDecoder
 
 __all__ = ["ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ModuleConfigError, UnsafeTokenizationError
-from .tool_calls import json_prefix
+from modules.errors import ModuleConfigError, UnsafeTokenizationError
+from modules.tool_calls import json_prefix
 
 __all__ = [
     "Rendered",

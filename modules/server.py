@@ -48,8 +48,8 @@ from typing import Any, Literal, Protocol
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from .base import Completion, StreamDelta
-from .errors import ContextLengthError, ModuleConfigError, ModuleError, ServerStoppedError
+from modules.base import Completion, StreamDelta
+from modules.errors import ContextLengthError, ModuleConfigError, ModuleError, ServerStoppedError
 
 __all__ = ["ServableModule", "ServerThread", "create_app"]
 

@@ -28,7 +28,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import ModuleConfigError
+from modules.errors import ModuleConfigError
 
 __all__ = ["SOURCES", "Source", "get_source", "resolve_api_key"]
 

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import StreamDelta, ToolCall
-from .errors import APIResponseValidationError, StreamError
+from modules.base import StreamDelta, ToolCall
+from modules.errors import APIResponseValidationError, StreamError
 
 __all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events"]
 

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .base import StreamDelta, ToolCall
-from .local_request import LocalRequest
-from .tool_calls import parse_tool_calls
+from modules.base import StreamDelta, ToolCall
+from modules.local_request import LocalRequest
+from modules.tool_calls import parse_tool_calls
 
 __all__ = ["CancellingStream", "cut_at_stop", "first_stop", "stop_token_streamer", "stream_deltas"]
 

@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .errors import ModuleConfigError
+from modules.errors import ModuleConfigError
 
 __all__ = [
     "DEFAULT_FAMILY",

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .base import ToolCall
+from modules.base import ToolCall
 
 __all__ = ["json_prefix", "parse_tool_calls", "tool_syntax_of"]
 

@@ -45,15 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
-from .batching import Batcher, Job
-from .errors import ContextLengthError, ModelNotStartedError, ModuleConfigError, ServerStoppedError
-from .local_request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
-from .safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
-from .streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
-from .tool_calls import parse_tool_calls
-from .trimming import fit_to_context
-from .vocab import Vocab
+from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.batching import Batcher, Job
+from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError, ServerStoppedError
+from modules.local_request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
+from modules.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
+from modules.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
+from modules.tool_calls import parse_tool_calls
+from modules.trimming import fit_to_context
+from modules.vocab import Vocab
 
 __all__ = [
     "GenerationOptions",
@@ -168,7 +168,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
             raise ModuleConfigError(f"already serving at {self.url}; call stop() first to serve again")
         app = None
         if serve:
-            from .server import create_app
+            from modules.server import create_app
 
             _check_server_options(create_app, server_options)
             app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
@@ -197,7 +197,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
                 if b.batcher is not None:
                     b.batcher.reopen()
             if app is not None:
-                from .server import ServerThread
+                from modules.server import ServerThread
 
                 b.server = ServerThread(app, host=host, port=port).start()
                 app = None

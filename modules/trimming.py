@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ContextLengthError
-from .safe_tokens import Rendered
+from modules.errors import ContextLengthError
+from modules.safe_tokens import Rendered
 
 __all__ = ["Fitted", "fit_to_context", "oldest_turn"]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from prompter.alpaca import AlpacaPrompter
-from prompter.base import PrompterBase
-from prompter.chat import ChatPrompter
-from prompter.empty import EmptyPrompter
 from prompter.errors import PromptError
 from prompter.model_format import ModelFormat
+from prompter.prompters.alpaca import AlpacaPrompter
+from prompter.prompters.base import PrompterBase
+from prompter.prompters.chat import ChatPrompter
+from prompter.prompters.empty import EmptyPrompter
 
 if TYPE_CHECKING:
     from prompter.templates import MetaTemplate, MMPromptTemplate, MultiTurnPromptTemplate, PromptList, PromptTemplate

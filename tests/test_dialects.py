@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prompter import ChatPrompter
-from prompter.base import Format
 from prompter.errors import MessageError, PromptError, UnsupportedContentError
+from prompter.prompters.base import Format
 from prompter.render import DIALECTS
 
 API_DIALECTS: tuple[Format, ...] = ("anthropic", "gemini", "ollama", "dashscope", "zhipu")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from prompter.base import PrompterBase
 from prompter.conversation import Conversation
 from prompter.errors import PromptValueError
+from prompter.prompters.base import PrompterBase
 
 __all__ = ["EmptyPrompter"]
 

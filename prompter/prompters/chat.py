@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompter.base import PrompterBase
+from prompter.prompters.base import PrompterBase
 
 __all__ = ["ChatPrompter"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from prompter.base import PrompterBase
+from prompter.prompters.base import PrompterBase
 
 __all__ = ["ALPACA_PREAMBLE", "AlpacaPrompter"]
 

@@ -37,10 +37,10 @@ from prompter.errors import (
     ToolsError,
     UnexpectedKeyError,
 )
-from prompter.fastpath import FastPath
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
 from prompter.model_format import GENERIC
+from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
 from prompter.settings import default_system_prompt
@@ -449,7 +449,7 @@ class PrompterBase:
         return plan.render(conv)
 
     def _compile_fast_path(self) -> FastPath | None:
-        """The compiled common call (see :mod:`prompter.fastpath`), where this class can use it."""
+        """The compiled common call (see :mod:`prompter.prompters.fastpath`), where this class can use it."""
         overridden = type(self)._render_text is not PrompterBase._render_text
         if self._has_preprocess or self._history or overridden:
             return None
