@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prompter.model_format import ModelFormat  # noqa: E402
+from prompter.formats.model_format import ModelFormat  # noqa: E402
 
 TOOLS = [
     {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prompter.model_format import ModelFormat  # noqa: E402
+from prompter import ModelFormat  # noqa: E402
 
 MESSAGES = [
     {"role": "system", "content": "You are a concise assistant."},

@@ -65,15 +65,18 @@ _INIT_RANGE = 0.5
 def chat_templates_dir() -> Path:
     """The folder holding ``index.json`` and the real ``<family>.jinja`` templates.
 
-    The prompter package ships them in ``prompter/data/chat_templates``; a
+    The prompter package ships them in ``prompter/formats/chat_templates``; a
     development checkout may also find them in ``../shared/chat_templates``.
     ``PROMPTER_CHAT_TEMPLATES`` overrides both.
     """
     candidates = []
     if os.environ.get("PROMPTER_CHAT_TEMPLATES"):
         candidates.append(Path(os.environ["PROMPTER_CHAT_TEMPLATES"]))
+    import prompter.formats
+
+    shipped = Path(prompter.formats.__file__).resolve().parent / "chat_templates"
     root = Path(__file__).resolve().parents[1]
-    candidates += [root / "prompter" / "data" / "chat_templates", root.parent / "shared" / "chat_templates"]
+    candidates += [shipped, root.parent / "shared" / "chat_templates"]
     for folder in candidates:
         if (folder / "index.json").is_file():
             return folder

@@ -554,14 +554,14 @@ def _bind_format(arg: Any, tokenizer: Any, name: str) -> Any:
     """The prompter ModelFormat for this model: as given, from its chat template, or by name."""
     model_format_cls: Any
     try:
-        from prompter.model_format import ModelFormat as model_format_cls
+        from prompter.formats.model_format import ModelFormat as model_format_cls
     except ImportError:  # a prompter without model formats: the tokenizer's own template renders
         model_format_cls = None
     if arg is not None and not isinstance(arg, str):
         return arg
     if model_format_cls is None:
         if isinstance(arg, str):
-            raise ModuleConfigError(f"model_format={arg!r} needs prompter.model_format, which is not installed")
+            raise ModuleConfigError(f"model_format={arg!r} needs prompter.formats.model_format, which is not installed")
         return None
     if isinstance(arg, str):
         return model_format_cls.get(arg)

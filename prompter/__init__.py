@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from prompter.errors import PromptError
-from prompter.model_format import ModelFormat
+from prompter.formats.model_format import ModelFormat
 from prompter.prompters.alpaca import AlpacaPrompter
 from prompter.prompters.base import PrompterBase
 from prompter.prompters.chat import ChatPrompter

@@ -1,6 +1,6 @@
 """The model's own chat template is the oracle.
 
-For every template in ``prompter/data/chat_templates/`` (the 40 of
+For every template in ``prompter/formats/chat_templates/`` (the 40 of
 ``../shared/chat_templates/``) and every conversation of the table below, what
 ``ModelFormat.render`` gives equals, byte for byte, what transformers'
 ``tokenizer.apply_chat_template(..., tokenize=False)`` gives on a tiny tokenizer
@@ -29,12 +29,12 @@ from typing import Any
 import pytest
 
 from prompter.errors import TemplateError
-from prompter.model_format import ModelFormat
+from prompter.formats.model_format import ModelFormat
 
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "prompter" / "data" / "chat_templates"
+TEMPLATES = Path(__file__).resolve().parent.parent / "prompter" / "formats" / "chat_templates"
 INDEX = {e["family"]: e for e in json.loads((TEMPLATES / "index.json").read_text(encoding="utf-8"))}
 FAMILIES = sorted(INDEX)
 

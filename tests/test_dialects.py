@@ -1016,7 +1016,7 @@ def test_text_parts_join_with_a_newline_as_model_templates_join_them(
     dialect: Format, expected: dict[str, Any]
 ) -> None:
     assert last_message(brief().generate_prompt(TWO_TEXT_PARTS, format=dialect)) == expected
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
     assert "A\nB" in brief().generate_prompt(TWO_TEXT_PARTS, model_format=ModelFormat.get("qwen2.5"))
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prompter import AlpacaPrompter, ChatPrompter, EmptyPrompter, PrompterBase
-from prompter.model_format import GENERIC
+from prompter.formats.model_format import GENERIC
 from prompter.render.openai import render_openai
 from prompter.render.text import render_layout
 

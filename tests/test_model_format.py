@@ -19,10 +19,10 @@ from prompter.errors import (
     UnknownModelFormatError,
     UnsupportedContentError,
 )
-from prompter.format_registry import FAMILIES
-from prompter.model_format import GENERIC, ModelFormat, Rendered
-from prompter.template_derive import derive_layout
-from prompter.template_render import TOOLS_PREAMBLE
+from prompter.formats.derive import derive_layout
+from prompter.formats.model_format import GENERIC, ModelFormat, Rendered
+from prompter.formats.prepare import TOOLS_PREAMBLE
+from prompter.formats.registry import FAMILIES
 
 CHATML = ModelFormat.get("chatml")
 TOOL = {"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}
@@ -50,7 +50,7 @@ def test_every_field_has_a_docstring() -> None:
     import ast
     import inspect
 
-    import prompter.model_format as module
+    import prompter.formats.model_format as module
 
     tree = ast.parse(inspect.getsource(module))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelFormat")
@@ -387,6 +387,6 @@ def test_importing_model_format_does_not_import_jinja2() -> None:
     import subprocess
     import sys
 
-    code = "import sys, prompter.model_format; print('jinja2' in sys.modules)"
+    code = "import sys, prompter.formats.model_format; print('jinja2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

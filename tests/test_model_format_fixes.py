@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-import prompter.format_fast as format_fast
+import prompter.formats.fixed as format_fast
 from prompter import ChatPrompter
 from prompter.errors import DeclarationError, MessageError, PromptError, PromptTypeError
-from prompter.model_format import ModelFormat
-from prompter.template_derive import system_rejected
+from prompter.formats.derive import system_rejected
+from prompter.formats.model_format import ModelFormat
 
 
 def u(text: str) -> dict[str, Any]:
@@ -273,7 +273,7 @@ def test_a_tools_list_changed_in_place_is_still_noticed_with_the_json_cache() ->
 
 
 def test_from_chat_template_takes_a_tokenizers_named_templates() -> None:
-    from prompter.format_registry import HERMES_2_PRO_DEFAULT
+    from prompter.formats.registry import HERMES_2_PRO_DEFAULT
 
     hermes = ModelFormat.get("hermes-2-pro")
     assert hermes.tool_chat_template is not None

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from prompter.errors import TemplateError
-from prompter.format_registry import FAMILIES
-from prompter.model_format import ModelFormat, Rendered
+from prompter.formats.model_format import ModelFormat, Rendered
+from prompter.formats.registry import FAMILIES
 
 TOOL = {"type": "function", "function": {"name": "lookup", "description": "d", "parameters": {"type": "object"}}}
 

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from prompter.chat_template import compile_template, render_template
 from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
-from prompter.model_format import ModelFormat
+from prompter.formats.model_format import ModelFormat
+from prompter.formats.sandbox import compile_template, render_template
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -37,9 +37,9 @@ from prompter.errors import (
     ToolsError,
     UnexpectedKeyError,
 )
+from prompter.formats.model_format import GENERIC
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
-from prompter.model_format import GENERIC
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
@@ -47,7 +47,7 @@ from prompter.settings import default_system_prompt
 from prompter.tools import ToolSet
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
 __all__ = ["EXTRA_KEYS_HEADER", "Format", "PrompterBase"]
 
@@ -485,7 +485,7 @@ class PrompterBase:
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
     if model_format is None or isinstance(model_format, ModelFormat):
         return model_format

@@ -21,7 +21,7 @@ from prompter.messages import Message, text_of
 from prompter.render.openai import openai_messages
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
 __all__ = ["LAYOUT_FIELDS", "LayoutPlan", "render_layout", "render_with_model", "tools_block"]
 

@@ -33,7 +33,7 @@ from prompter.errors import EvalTemplateError
 from prompter.templates.meta_template import MetaTemplate, RoleSpec
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
 __all__ = ["format_from_meta", "meta_from_format"]
 
@@ -43,7 +43,7 @@ _RESERVED = ("SYSTEM", "TOOL")
 
 def meta_from_format(cls: type[MetaTemplate], fmt: ModelFormat, eos_token_id: int | None) -> MetaTemplate:
     """The meta template for ``fmt``'s fixed strings; see the module docstring."""
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
     if not isinstance(fmt, ModelFormat):
         raise EvalTemplateError(f"fmt: expected a ModelFormat, got {type(fmt).__name__}")
@@ -69,7 +69,7 @@ def meta_from_format(cls: type[MetaTemplate], fmt: ModelFormat, eos_token_id: in
 
 def format_from_meta(meta: MetaTemplate, name: str) -> ModelFormat:
     """The ModelFormat with ``meta``'s strings; see the module docstring."""
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
     roles = {spec.role: spec for spec in meta.round}
     extra = [r for r in roles if r not in _ROUND]

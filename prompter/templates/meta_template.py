@@ -44,7 +44,7 @@ from prompter.errors import (
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
 __all__ = ["API_ROLES", "MetaTemplate", "Mode", "RoleSpec", "api_to_messages"]
 
@@ -372,7 +372,7 @@ class MetaTemplate:
         return meta_from_format(cls, fmt, eos_token_id)
 
     def to_model_format(self, name: str = "custom") -> ModelFormat:
-        """The :class:`~prompter.model_format.ModelFormat` with this template's strings.
+        """The :class:`~prompter.formats.model_format.ModelFormat` with this template's strings.
 
         Only ``HUMAN``/``BOT`` rounds and ``SYSTEM``/``TOOL`` reserved roles without
         default prompts, and no ``end``, have a ModelFormat counterpart; anything else

@@ -35,8 +35,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prompter.chat_template import CompiledTemplate, render_template
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
+from prompter.formats.sandbox import CompiledTemplate, render_template
 from prompter.messages import message_from_dict
 
 __all__ = [

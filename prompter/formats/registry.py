@@ -1,8 +1,8 @@
 """The registry of known model families: a literal mapping, looked up by family or model id.
 
-Each entry holds the family's fixed strings (see :class:`~prompter.model_format.ModelFormat`),
+Each entry holds the family's fixed strings (see :class:`~prompter.formats.model_format.ModelFormat`),
 its tokens, and the file name of its chat template, shipped in
-``prompter/data/chat_templates/`` exactly as the model ships it.  Where fixed strings
+``prompter/formats/chat_templates/`` exactly as the model ships it.  Where fixed strings
 reproduce the template they were derived from it (a test keeps them in step); for the
 others they are the family's usual delimiters, and rendering goes through the template.
 
@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 from prompter.errors import UnknownModelFormatError
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
 __all__ = ["ALIASES", "FAMILIES", "PATTERNS", "family_of", "format_for"]
 
-_TEMPLATES = Path(__file__).parent / "data" / "chat_templates"
+_TEMPLATES = Path(__file__).parent / "chat_templates"
 
 
 HERMES_2_PRO_DEFAULT = (
@@ -654,7 +654,7 @@ def family_of(name: str) -> str:
 
 @cache
 def _build(family: str) -> ModelFormat:
-    from prompter.model_format import ModelFormat
+    from prompter.formats.model_format import ModelFormat
 
     entry = dict(FAMILIES[family])
     source = entry.pop("template") if "template" in entry else _read(entry.pop("file"))

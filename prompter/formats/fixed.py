@@ -1,6 +1,6 @@
-"""Choosing how a :class:`~prompter.model_format.ModelFormat` renders: fixed strings or the template.
+"""Choosing how a :class:`~prompter.formats.model_format.ModelFormat` renders: fixed strings or the template.
 
-The fast path: a template's derived :class:`~prompter.template_derive.Layout`,
+The fast path: a template's derived :class:`~prompter.formats.derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
 (by identity, confirmed by equality with a snapshot, so a list changed in place
 is noticed), then per tools JSON text (so equal tools passed as a new list every
@@ -18,20 +18,20 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from prompter.chat_template import compile_template
-from prompter.content_spans import locate_content
 from prompter.errors import MessageError, PromptError
-from prompter.template_derive import Layout, derive_layout, system_rejected, system_supported
-from prompter.template_render import (
+from prompter.formats.derive import Layout, derive_layout, system_rejected, system_supported
+from prompter.formats.prepare import (
     fold_system,
     inject_tools,
     prepare_messages,
     prepare_tools,
     render_jinja,
 )
+from prompter.formats.sandbox import compile_template
+from prompter.formats.spans import locate_content
 
 if TYPE_CHECKING:
-    from prompter.model_format import ModelFormat, Rendered
+    from prompter.formats.model_format import ModelFormat, Rendered
 
 __all__ = ["fast_layout", "fast_render", "render_full", "template_source"]
 
@@ -165,7 +165,7 @@ def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prom
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
-    from prompter.model_format import Rendered
+    from prompter.formats.model_format import Rendered
 
     spans = []
     pos = 0
@@ -186,7 +186,7 @@ def render_full(
     want_spans: bool,
 ) -> Rendered:
     """Validate, normalise and render; with ``want_spans``, also locate the content."""
-    from prompter.model_format import Rendered
+    from prompter.formats.model_format import Rendered
 
     source = template_source(fmt, tools)
     if source is None:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from prompter.chat_template import CompiledTemplate, compile_template, render_template
 from prompter.errors import PromptError, TemplateTimeoutError
+from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
 __all__ = ["Layout", "derive_layout", "system_rejected", "system_supported"]
 

@@ -1,0 +1,11 @@
+"""Model formats: a local model's chat format as frozen data, and everything that makes it exact.
+
+- ``model_format``: the ``ModelFormat`` dataclass and its public methods;
+- ``registry``: the 40 shipped families, looked up by family or model id;
+- ``derive``: fixed strings derived from a chat template by probing;
+- ``fixed``: the no-jinja fast path built from a derived layout;
+- ``prepare``: messages and tools made ready for a template;
+- ``sandbox``: the immutable, budgeted jinja2 environment templates run in;
+- ``spans``: where user content lands in a rendered string;
+- ``chat_templates/``: the real templates, shipped beside the code that reads them.
+"""

@@ -1,0 +1,306 @@
+"""A model's chat format: frozen data, plus the one renderer that speaks it.
+
+>>> fmt = ModelFormat.get("Qwen/Qwen2.5-7B-Instruct")
+>>> fmt.name
+'qwen2.5'
+>>> print(fmt.render([{"role": "user", "content": "hi"}]))
+<|im_start|>system
+You are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>
+<|im_start|>user
+hi<|im_end|>
+<|im_start|>assistant
+<BLANKLINE>
+
+A format that carries its model's ``chat_template`` renders exactly what that
+template renders (as ``transformers``' ``apply_chat_template(tokenize=False)``
+would), through fixed strings when they were derived and verified for the
+conversation's shape, through the sandboxed template otherwise.  A format without
+a template renders its fixed strings::
+
+    bos + sos + system + eos + (soh + user + eoh + soa + assistant + eoa)... + generation_prompt
+
+A template that rejects a leading system message (Gemma 2 raises "System role
+not supported", Mistral v0.1 "Conversation roles must alternate") gets the system
+text folded into the first user message: ``system + "\\n\\n" + user`` (just the
+user's text when the system text is empty; a user message of its own when no user
+message follows the system message).  A conversation the template accepts is
+rendered unchanged.
+
+Variants are made with :func:`dataclasses.replace`; to change the delimiters of a
+format that has a template, also set ``chat_template=None``.  Every field is
+type-checked on construction (:class:`~prompter.errors.PromptTypeError` naming it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from prompter.errors import DeclarationError, PromptTypeError, TemplateError
+
+__all__ = ["GENERIC", "ModelFormat", "Rendered"]
+
+
+class Rendered(NamedTuple):
+    """A rendered prompt and where the message content is in it."""
+
+    text: str
+    """The prompt, equal to what :meth:`ModelFormat.render` returns."""
+    spans: tuple[tuple[int, int], ...]
+    """``(start, end)`` offsets of every piece of ``text`` that came from message content
+    (system, user, assistant, tool results, tool-call names and arguments). Everything
+    outside the spans is the template's markup."""
+
+
+@dataclass(frozen=True)
+class ModelFormat:
+    """The strings a model's chat format is made of, and its chat template."""
+
+    name: str = "custom"
+    """The family name (``"qwen2.5"``, ``"llama-3"``) or ``"custom"``."""
+    sos: str = ""
+    """Start of a system message."""
+    eos: str = ""
+    """End of a system message."""
+    soh: str = ""
+    """Start of a user ("human") message."""
+    eoh: str = ""
+    """End of a user message."""
+    soa: str = ""
+    """Start of an assistant message in the history."""
+    eoa: str = ""
+    """End of an assistant message."""
+    soe: str = ""
+    """Start of a tool result ("environment") message; empty: framed as a user message."""
+    eoe: str = ""
+    """End of a tool result message."""
+    generation_prompt: str = ""
+    """What is appended to ask the model for its answer (not always ``soa``)."""
+    bos: str = ""
+    """Written once at the very start of the prompt (a BOS token, or empty)."""
+    stop_words: tuple[str, ...] = ()
+    """Strings at which generation stops."""
+    tool_call_start: str = ""
+    """Written before each tool call the assistant makes."""
+    tool_call_end: str = ""
+    """Written after each tool call the assistant makes."""
+    default_system: str | None = None
+    """The system prompt the model's template uses when the conversation has none."""
+    special_tokens: tuple[str, ...] = ()
+    """Delimiters that the model's tokenizer treats as special tokens."""
+    chat_template: str | None = None
+    """The model's jinja chat template; when set, it defines the rendered bytes."""
+    bos_token: str | None = None
+    """The tokenizer's BOS token, given to the template as ``bos_token``."""
+    eos_token: str | None = None
+    """The tokenizer's EOS token, given to the template as ``eos_token``."""
+    time_budget: float = 1.0
+    """Seconds a chat template may run per render before TemplateTimeoutError."""
+    tool_chat_template: str | None = None
+    """The template for conversations given ``tools`` (transformers' named ``tool_use`` template);
+    ``chat_template`` renders the others. None: ``chat_template`` renders both."""
+
+    def __post_init__(self) -> None:
+        for field in _STR_FIELDS:
+            value = getattr(self, field)
+            if type(value) is not str:
+                raise PromptTypeError(f"ModelFormat.{field}: expected str, got {type(value).__name__}")
+        for field in _OPTIONAL_STR_FIELDS:
+            value = getattr(self, field)
+            if value is not None and type(value) is not str:
+                raise PromptTypeError(f"ModelFormat.{field}: expected str or None, got {type(value).__name__}")
+        for field in ("stop_words", "special_tokens"):
+            value = getattr(self, field)
+            if not isinstance(value, (tuple, list)):
+                raise PromptTypeError(f"ModelFormat.{field}: expected a tuple of str, got {type(value).__name__}")
+            for i, item in enumerate(value):
+                if type(item) is not str:
+                    raise PromptTypeError(f"ModelFormat.{field}[{i}]: expected str, got {type(item).__name__}")
+            if type(value) is not tuple:
+                object.__setattr__(self, field, tuple(value))
+        budget = self.time_budget
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise PromptTypeError(f"ModelFormat.time_budget: expected seconds as a number, got {type(budget).__name__}")
+        if not budget > 0:
+            raise DeclarationError(f"ModelFormat.time_budget: expected a positive number of seconds, got {budget!r}")
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def generic(cls) -> ModelFormat:
+        """The format prompter uses when no model is bound (see :data:`GENERIC`)."""
+        return GENERIC
+
+    @classmethod
+    def get(cls, name: str) -> ModelFormat:
+        """The registered format of a family (``"qwen2.5"``) or a Hugging Face model id.
+
+        Raises :class:`~prompter.errors.UnknownModelFormatError` listing close matches.
+        """
+        from prompter.formats.registry import format_for
+
+        return format_for(name)
+
+    @classmethod
+    def families(cls) -> tuple[str, ...]:
+        """The names of every registered family."""
+        from prompter.formats.registry import FAMILIES
+
+        return tuple(sorted(FAMILIES))
+
+    @classmethod
+    def from_chat_template(
+        cls,
+        source: str | Mapping[str, str],
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        name: str | None = None,
+    ) -> ModelFormat:
+        """A format rendered by ``source``, with fixed strings derived where they reproduce it.
+
+        ``source`` may also be a tokenizer's named templates (``{"default": ..., "tool_use": ...}``,
+        as ``tokenizer.chat_template`` is for such models): ``tool_use`` then renders the
+        conversations given tools, ``default`` the others.
+
+        Raises :class:`~prompter.errors.TemplateError` when ``source`` does not compile.
+        """
+        from prompter.formats.derive import derive_layout
+        from prompter.formats.sandbox import compile_template
+
+        if isinstance(source, Mapping):
+            templates = dict(source)
+            if "default" not in templates:
+                raise TemplateError(
+                    f"chat template: named templates need a 'default' one, got {sorted(map(str, templates))}"
+                )
+            tool_source = templates.get("tool_use")
+            if tool_source is not None:
+                compile_template(tool_source)
+            fmt = cls.from_chat_template(templates["default"], bos_token, eos_token, name)
+            if tool_source is None:
+                return fmt
+            special = tuple(dict.fromkeys((*fmt.special_tokens, *_special_tokens(tool_source, None, None))))
+            return dataclasses.replace(fmt, tool_chat_template=tool_source, special_tokens=special)
+        compile_template(source)
+        layout = derive_layout(source, bos_token, eos_token, None)
+        special = _special_tokens(source, bos_token, eos_token)
+        if layout is None:
+            stops = tuple(dict.fromkeys(t for t in (eos_token,) if t))
+            return cls(
+                name=name or "custom",
+                chat_template=source,
+                bos_token=bos_token,
+                eos_token=eos_token,
+                special_tokens=special,
+                stop_words=stops,
+            )
+        end = layout.eoa.strip()
+        stops = tuple(dict.fromkeys(t for t in (end, eos_token) if t))
+        return cls(
+            name=name or "custom",
+            sos=layout.sos,
+            eos=layout.eos,
+            soh=layout.soh,
+            eoh=layout.eoh,
+            soa=layout.soa,
+            eoa=layout.eoa,
+            generation_prompt=layout.generation_prompt,
+            bos=layout.bos,
+            stop_words=stops,
+            default_system=layout.default_system,
+            special_tokens=special,
+            chat_template=source,
+            bos_token=bos_token,
+            eos_token=eos_token,
+        )
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def render(
+        self,
+        messages: Sequence[Any],
+        tools: Sequence[Any] | None = None,
+        add_generation_prompt: bool = True,
+        **kwargs: Any,
+    ) -> str:
+        """The prompt for OpenAI-style ``messages`` (and ``tools``), exactly as the model's template has it.
+
+        ``kwargs`` reach the template as variables (``enable_thinking``, ``date_string``).
+        """
+        if not kwargs and (self.chat_template is not None or self.tool_chat_template is not None):
+            text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
+            if text is not None:
+                return text
+        return self._render(messages, tools, add_generation_prompt, kwargs, spans=False).text
+
+    def render_with_spans(
+        self,
+        messages: Sequence[Any],
+        tools: Sequence[Any] | None = None,
+        add_generation_prompt: bool = True,
+        **kwargs: Any,
+    ) -> Rendered:
+        """Like :meth:`render`, plus the offsets of message content in the text.
+
+        Raises :class:`~prompter.errors.TemplateError` where the template transforms
+        content so that its place in the output cannot be established.
+        """
+        return self._render(messages, tools, add_generation_prompt, kwargs, spans=True)
+
+    def _render(
+        self, messages: Any, tools: Any, add_generation_prompt: bool, kwargs: dict[str, Any], *, spans: bool
+    ) -> Rendered:
+        from prompter.formats.fixed import render_full
+
+        return render_full(self, messages, tools, add_generation_prompt, kwargs, spans)
+
+
+_STR_FIELDS = (
+    "name",
+    "sos",
+    "eos",
+    "soh",
+    "eoh",
+    "soa",
+    "eoa",
+    "soe",
+    "eoe",
+    "generation_prompt",
+    "bos",
+    "tool_call_start",
+    "tool_call_end",
+)
+_OPTIONAL_STR_FIELDS = ("default_system", "chat_template", "bos_token", "eos_token", "tool_chat_template")
+
+GENERIC = ModelFormat(
+    name="generic",
+    sos="<|start_system|>",
+    eos="<|end_system|>",
+    soh="<|Human|>:",
+    soa="<|Assistant|>:",
+)
+"""The delimiters prompter's own layout uses when no model is bound."""
+
+_FAST: list[Callable[[ModelFormat, Any, Any, bool], str | None]] = []
+
+
+def _load_fast() -> Callable[[ModelFormat, Any, Any, bool], str | None]:
+    """Import the rendering machinery on first use, so ``import prompter`` stays light."""
+    from prompter.formats.fixed import fast_render
+
+    _FAST.append(fast_render)
+    return fast_render
+
+
+_TOKEN = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z_]{3,30}\]|<</?SYS>>|<[a-z_]{3,20}>|</[a-z_]{3,20}>"
+)
+
+
+def _special_tokens(source: str, bos_token: str | None, eos_token: str | None) -> tuple[str, ...]:
+    found = [t for t in (bos_token, eos_token) if t]
+    found += _TOKEN.findall(source)
+    return tuple(dict.fromkeys(found))
