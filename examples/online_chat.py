@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from modules import OnlineChatModule
-from modules.sources import SOURCES
+from modules.online.sources import SOURCES
 from modules.testing import FakeOpenAIServer, tool_call
 from prompter import AlpacaPrompter, ChatPrompter
 

@@ -36,7 +36,7 @@ from modules.errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from modules.online import OnlineChatModule
+    from modules.online.module import OnlineChatModule
     from modules.trainable import TrainableModule
 
 __all__ = [
@@ -71,7 +71,7 @@ __all__ = [
     "UnsafeTokenizationError",
 ]
 
-_LAZY = {"OnlineChatModule": "modules.online", "TrainableModule": "modules.trainable"}
+_LAZY = {"OnlineChatModule": "modules.online.module", "TrainableModule": "modules.trainable"}
 
 
 def __getattr__(name: str) -> Any:

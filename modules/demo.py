@@ -28,7 +28,7 @@ def main() -> int:
     logging.disable_progress_bar()
     logging.set_verbosity_error()
 
-    from modules.online import OnlineChatModule
+    from modules.online.module import OnlineChatModule
     from modules.tiny_model import cached_tiny_model
     from modules.trainable import TrainableModule
     from prompter import ChatPrompter

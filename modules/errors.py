@@ -24,7 +24,7 @@ against one reads naturally against the other::
 Messages never contain an API key: they are built from the status, the
 server's error message and the request id only, never from a URL or a header,
 and they are raised ``from None`` when the underlying exception's text could
-carry one (see :mod:`modules.online`).
+carry one (see :mod:`modules.online.module`).
 
 Other engineers add classes at the end of this file (e.g. a context-length
 error for local models); keep the base classes above stable.

@@ -18,7 +18,7 @@ from modules.errors import (
     StreamError,
     StreamInterruptedError,
 )
-from modules.retry import RetryPolicy
+from modules.online.retry import RetryPolicy
 from prompter import AlpacaPrompter, ChatPrompter
 
 KEY = "sk-test-0123456789abcdef"
@@ -159,7 +159,7 @@ def test_stream_accumulates_tool_call_deltas_by_index(server):
 
 def test_stream_interleaved_tool_call_deltas():
     """Deltas for two calls interleaved, ids repeated by the provider, arguments in many pieces."""
-    from modules.sse import ChatStreamState, ServerSentEvent
+    from modules.online.sse import ChatStreamState, ServerSentEvent
 
     def ev(calls, finish=None):
         data = {"choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": finish}]}

@@ -10,7 +10,7 @@ from fault_server import Drop, FakeClock, FaultServer, Reply, Stream, error_body
 
 from modules import OnlineChatModule
 from modules.errors import APIError
-from modules.retry import RetryPolicy
+from modules.online.retry import RetryPolicy
 
 
 def open_sockets() -> int:

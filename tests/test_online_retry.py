@@ -28,8 +28,8 @@ from modules.errors import (
     StreamInterruptedError,
     UnprocessableEntityError,
 )
-from modules.online import Timeout
-from modules.retry import RetryPolicy, parse_retry_after
+from modules.online.module import Timeout
+from modules.online.retry import RetryPolicy, parse_retry_after
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -307,7 +307,7 @@ def test_bad_configuration_is_refused_at_construction(kwargs: dict[str, object],
 )
 def test_timeout_fields_are_checked_when_made(field: str, value: object) -> None:
     from modules import ModuleConfigError
-    from modules.online import Timeout
+    from modules.online.module import Timeout
 
     with pytest.raises(ModuleConfigError, match=f"Timeout.{field}"):
         Timeout(**{field: value})  # type: ignore[arg-type]

@@ -16,8 +16,8 @@ from fault_server import Drop, FakeClock, FaultServer, Hang, Reply, Stream, erro
 
 from modules import OnlineChatModule
 from modules.errors import APIError, ModuleConfigError
-from modules.online import Secret, Timeout
-from modules.retry import RetryPolicy
+from modules.online.module import Secret, Timeout
+from modules.online.retry import RetryPolicy
 
 CANARY = "sk-canary-7f3a9c2e5b8d1f4a6c0e"
 

@@ -6,8 +6,8 @@ import pytest
 from fault_server import FaultServer
 
 from modules import ModuleConfigError, OnlineChatModule
-from modules.online import Timeout
-from modules.sources import SOURCES, get_source, resolve_api_key
+from modules.online.module import Timeout
+from modules.online.sources import SOURCES, get_source, resolve_api_key
 
 REQUIRED = {"openai", "deepseek", "qwen", "glm", "kimi", "doubao", "siliconflow", "ollama", "openai-compatible"}
 

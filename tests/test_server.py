@@ -241,7 +241,7 @@ def test_over_the_concurrency_limit_is_429_with_retry_after(tiny_model_path: Pat
 
 
 def test_online_chat_module_round_trip(served_module: TrainableModule) -> None:  # noqa: F811
-    from modules.online import OnlineChatModule
+    from modules.online.module import OnlineChatModule
     from prompter import ChatPrompter
 
     p = ChatPrompter("You answer questions about {topic}.")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modules.errors import APIResponseValidationError, StreamError
-from modules.sse import ChatStreamState, ServerSentEvent, SSEDecoder, iter_events
+from modules.online.sse import ChatStreamState, ServerSentEvent, SSEDecoder, iter_events
 
 
 def parse(data: bytes) -> list[ServerSentEvent]:

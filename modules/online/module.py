@@ -13,7 +13,7 @@ A call is built, then sent:
   output, plus ``model``, plus the generation options. Pure and testable.
 - :meth:`OnlineChatModule._send` sends one attempt with the pooled
   ``requests.Session``; the retry loop around it follows
-  :class:`~modules.retry.RetryPolicy` (2 retries on connection errors,
+  :class:`~modules.online.retry.RetryPolicy` (2 retries on connection errors,
   timeouts, 408/409/429/5xx; ``Retry-After`` honoured; backoff with jitter)
   within a total deadline. A stream is never retried once it has begun.
 
@@ -49,9 +49,9 @@ from modules.errors import (
     StreamInterruptedError,
     status_error_class,
 )
-from modules.retry import RetryPolicy
-from modules.sources import Source, get_source, resolve_api_key
-from modules.sse import ChatStreamState, SSEDecoder
+from modules.online.retry import RetryPolicy
+from modules.online.sources import Source, get_source, resolve_api_key
+from modules.online.sse import ChatStreamState, SSEDecoder
 
 __all__ = ["ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 
@@ -168,7 +168,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
     """A chat model behind an OpenAI-compatible HTTP API.
 
     Arguments:
-        source: a provider from :data:`modules.sources.SOURCES` (``"openai"``,
+        source: a provider from :data:`modules.online.sources.SOURCES` (``"openai"``,
             ``"deepseek"``, ``"qwen"``, ``"glm"``, ``"kimi"``, ``"doubao"``,
             ``"siliconflow"``, ``"ollama"``, ``"openai-compatible"``). Default:
             ``"openai-compatible"`` when ``base_url`` is given, else ``"openai"``.
@@ -180,7 +180,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         generation: default generation options for every call (``temperature``...).
         headers: extra HTTP headers for every request.
         session: a ``requests.Session`` to use (default: a pooled one owned by the module).
-        retry: a :class:`~modules.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
+        retry: a :class:`~modules.online.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
     """
 
     def __init__(

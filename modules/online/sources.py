@@ -1,0 +1,138 @@
+"""The providers OnlineChatModule knows: endpoint, default model, where the key comes from.
+
+Every source here speaks the OpenAI chat-completions dialect at
+``{base_url}/chat/completions`` with ``Authorization: Bearer <key>``; they
+differ only in data, so adding one is adding a row to :data:`SOURCES`.
+
+=================  ==========================================================  =======================
+source (aliases)   default base URL                                            key from
+=================  ==========================================================  =======================
+openai             https://api.openai.com/v1                                   OPENAI_API_KEY
+deepseek           https://api.deepseek.com/v1                                 DEEPSEEK_API_KEY
+qwen (dashscope)   https://dashscope.aliyuncs.com/compatible-mode/v1           DASHSCOPE_API_KEY
+glm (zhipu)        https://open.bigmodel.cn/api/paas/v4                        ZHIPUAI_API_KEY
+kimi (moonshot)    https://api.moonshot.cn/v1                                  MOONSHOT_API_KEY
+doubao (ark)       https://ark.cn-beijing.volces.com/api/v3                    ARK_API_KEY
+siliconflow        https://api.siliconflow.cn/v1                               SILICONFLOW_API_KEY
+ollama             http://localhost:11434/v1                                   (no key needed)
+openai-compatible  (you pass base_url)                                         (optional)
+=================  ==========================================================  =======================
+
+The environment is read here (and only in ``modules/``), when a module is
+built, never by the prompter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from modules.errors import ModuleConfigError
+
+__all__ = ["SOURCES", "Source", "get_source", "resolve_api_key"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One provider's defaults."""
+
+    name: str
+    """The canonical name, e.g. ``"qwen"``."""
+    base_url: str | None
+    """The OpenAI-compatible API root (``.../v1``); None when the caller must give one."""
+    default_model: str | None
+    """The model used when none is given; None when the caller must give one."""
+    key_env: tuple[str, ...] = ()
+    """Environment variables the API key is read from, first set wins."""
+    key_required: bool = True
+    """False for local servers (ollama, generic compatible servers) that accept any key."""
+    aliases: tuple[str, ...] = ()
+    """Other names accepted for ``source=``."""
+
+
+SOURCES: Mapping[str, Source] = {
+    s.name: s
+    for s in (
+        Source("openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",)),
+        Source("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",)),
+        Source(
+            "qwen",
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "qwen-plus",
+            ("DASHSCOPE_API_KEY", "QWEN_API_KEY"),
+            aliases=("dashscope", "tongyi"),
+        ),
+        Source(
+            "glm",
+            "https://open.bigmodel.cn/api/paas/v4",
+            "glm-4-flash",
+            ("ZHIPUAI_API_KEY", "GLM_API_KEY"),
+            aliases=("zhipu", "zhipuai"),
+        ),
+        Source(
+            "kimi",
+            "https://api.moonshot.cn/v1",
+            "moonshot-v1-8k",
+            ("MOONSHOT_API_KEY", "KIMI_API_KEY"),
+            aliases=("moonshot",),
+        ),
+        Source(
+            "doubao",
+            "https://ark.cn-beijing.volces.com/api/v3",
+            "doubao-1-5-pro-32k-250115",
+            ("ARK_API_KEY", "DOUBAO_API_KEY"),
+            aliases=("ark", "volcengine"),
+        ),
+        Source(
+            "siliconflow",
+            "https://api.siliconflow.cn/v1",
+            "Qwen/Qwen2.5-7B-Instruct",
+            ("SILICONFLOW_API_KEY",),
+        ),
+        Source("ollama", "http://localhost:11434/v1", "llama3.2", ("OLLAMA_API_KEY",), key_required=False),
+        Source(
+            "openai-compatible",
+            None,
+            None,
+            ("OPENAI_COMPATIBLE_API_KEY",),
+            key_required=False,
+            aliases=("openai_compatible", "compatible", "vllm", "local"),
+        ),
+    )
+}
+
+_BY_NAME: dict[str, Source] = {alias: s for s in SOURCES.values() for alias in (s.name, *s.aliases)}
+
+
+def get_source(name: str) -> Source:
+    """The :class:`Source` called ``name`` (case-insensitive, aliases accepted)."""
+    if not isinstance(name, str):
+        raise ModuleConfigError(f"source: expected a source name (str), got {type(name).__name__}")
+    source = _BY_NAME.get(name.strip().lower())
+    if source is None:
+        known = ", ".join(sorted(SOURCES))
+        raise ModuleConfigError(
+            f"unknown source {name!r}: use one of {known}, "
+            "or source='openai-compatible' with base_url=... for any other OpenAI-compatible server"
+        )
+    return source
+
+
+def resolve_api_key(source: Source, api_key: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The key to use: ``api_key`` if given, else the source's environment variables.
+
+    Raises :class:`ModuleConfigError` naming the variables when a key is
+    required and none is found. The message never contains a key.
+    """
+    if api_key:
+        return api_key
+    environ = os.environ if env is None else env
+    for var in source.key_env:
+        value = environ.get(var)
+        if value:
+            return value
+    if source.key_required:
+        where = " or ".join(source.key_env)
+        raise ModuleConfigError(f"no API key for source {source.name!r}: pass api_key=... or set {where}")
+    return None
