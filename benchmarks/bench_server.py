@@ -51,8 +51,8 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
     import httpx
     from transformers.utils import logging
 
-    from modules.tiny_model import cached_tiny_model
-    from modules.trainable import TrainableModule
+    from modules.local.tiny_model import cached_tiny_model
+    from modules.local.trainable import TrainableModule
 
     logging.disable_progress_bar()
     if threads:

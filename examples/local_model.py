@@ -10,7 +10,7 @@ from __future__ import annotations
 import openai
 
 from modules import OnlineChatModule, TrainableModule
-from modules.tiny_model import cached_tiny_model
+from modules.local.tiny_model import cached_tiny_model
 from prompter import ChatPrompter
 
 prompter = ChatPrompter("You answer questions about {topic}.", system="You are terse.")

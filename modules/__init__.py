@@ -36,8 +36,8 @@ from modules.errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from modules.local.trainable import TrainableModule
     from modules.online.module import OnlineChatModule
-    from modules.trainable import TrainableModule
 
 __all__ = [
     "APIConnectionError",
@@ -71,7 +71,7 @@ __all__ = [
     "UnsafeTokenizationError",
 ]
 
-_LAZY = {"OnlineChatModule": "modules.online.module", "TrainableModule": "modules.trainable"}
+_LAZY = {"OnlineChatModule": "modules.online.module", "TrainableModule": "modules.local.trainable"}
 
 
 def __getattr__(name: str) -> Any:

@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _tiny_model(args: argparse.Namespace) -> int:
-    from modules.tiny_model import build_tiny_model
+    from modules.local.tiny_model import build_tiny_model
 
     _quiet()
     path = build_tiny_model(args.path, family=args.family, seed=args.seed, force=args.force)
@@ -82,7 +82,7 @@ def _tiny_model(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from modules.trainable import TrainableModule
+    from modules.local.trainable import TrainableModule
 
     _quiet()
     module = TrainableModule(args.model, max_new_tokens=args.max_new_tokens)
@@ -99,7 +99,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from modules.trainable import TrainableModule
+    from modules.local.trainable import TrainableModule
     from prompter import ChatPrompter
 
     _quiet()

@@ -28,9 +28,9 @@ def main() -> int:
     logging.disable_progress_bar()
     logging.set_verbosity_error()
 
+    from modules.local.tiny_model import cached_tiny_model
+    from modules.local.trainable import TrainableModule
     from modules.online.module import OnlineChatModule
-    from modules.tiny_model import cached_tiny_model
-    from modules.trainable import TrainableModule
     from prompter import ChatPrompter
 
     t0 = time.perf_counter()

@@ -5,4 +5,8 @@ import warnings
 from modules.online.sources import *  # noqa: F403
 from modules.online.sources import __all__ as __all__
 
-warnings.warn("modules.sources is deprecated; import from modules.online.sources", DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "modules.sources is deprecated; import from modules.online.sources",
+    DeprecationWarning,
+    stacklevel=2,
+)

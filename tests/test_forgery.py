@@ -26,9 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modules.safe_tokens import control_token_ids, encode_with_spans, render_with_spans
-from modules.tiny_model import build_tiny_tokenizer, family_spec, list_families
-from modules.trainable import TrainableModule
+from modules.local.safe_tokens import control_token_ids, encode_with_spans, render_with_spans
+from modules.local.tiny_model import build_tiny_tokenizer, family_spec, list_families
+from modules.local.trainable import TrainableModule
 
 FAMILIES = list_families()
 
@@ -121,7 +121,7 @@ def _ids_via_module(module: TrainableModule, text: str, with_tools: bool) -> tup
 def _shapes(family: str) -> list[bool]:
     import json
 
-    from modules.tiny_model import chat_templates_dir
+    from modules.local.tiny_model import chat_templates_dir
 
     index = {e["family"]: e for e in json.loads((chat_templates_dir() / "index.json").read_text())}
     # Templates that read `tools` (one of them fails without it) get them in every shape.

@@ -20,7 +20,7 @@ import openai
 import pytest
 from tiny_model_fixture import served_module, tiny_model_path  # noqa: F401 - fixtures
 
-from modules.trainable import TrainableModule
+from modules.local.trainable import TrainableModule
 
 USER = [{"role": "user", "content": "Why do cats purr?"}]
 
@@ -400,7 +400,7 @@ class _ToolCallingModule:
 
 
 def test_tool_calls_reach_the_openai_client_in_openai_shape() -> None:
-    from modules.server import ServerThread, create_app
+    from modules.server.app import ServerThread, create_app
 
     server = ServerThread(create_app(_ToolCallingModule())).start()
     try:

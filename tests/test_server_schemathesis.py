@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
-from modules.trainable import TrainableModule
+from modules.local.trainable import TrainableModule
 
 schemathesis = pytest.importorskip("schemathesis")
 

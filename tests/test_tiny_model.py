@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from modules.tiny_model import build_tiny_model, family_spec, list_families
+from modules.local.tiny_model import build_tiny_model, family_spec, list_families
 
 pytest.importorskip("transformers")
 
@@ -64,7 +64,7 @@ def test_loads_offline_with_the_familys_tokens_and_template(tmp_path: Path, fami
 
 
 def test_every_family_in_the_index_is_buildable_as_a_tokenizer() -> None:
-    from modules.tiny_model import build_tiny_tokenizer
+    from modules.local.tiny_model import build_tiny_tokenizer
 
     families = list_families()
     assert len(families) == 40

@@ -14,7 +14,7 @@ import pytest
 from tiny_model_fixture import started_module, tiny_model_path  # noqa: F401 - fixtures
 
 from modules.errors import ModelNotStartedError, ModuleConfigError
-from modules.trainable import TrainableModule
+from modules.local.trainable import TrainableModule
 
 
 def _new_threads_end(before: set[threading.Thread], timeout: float = 2.0) -> list[str]:

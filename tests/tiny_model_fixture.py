@@ -20,7 +20,7 @@ def tiny_model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny qwen2.5-family model folder, built once per session."""
     from transformers.utils import logging
 
-    from modules.tiny_model import cached_tiny_model
+    from modules.local.tiny_model import cached_tiny_model
 
     logging.disable_progress_bar()
     return cached_tiny_model(cache_dir=str(tmp_path_factory.mktemp("tiny-cache")))
@@ -29,7 +29,7 @@ def tiny_model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def started_module(tiny_model_path: Path) -> Iterator[object]:
     """A started TrainableModule on the tiny model (short answers), shared by the session."""
-    from modules.trainable import TrainableModule
+    from modules.local.trainable import TrainableModule
 
     module = TrainableModule(tiny_model_path, max_new_tokens=8).start()
     yield module
@@ -39,7 +39,7 @@ def started_module(tiny_model_path: Path) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def served_module(tiny_model_path: Path) -> Iterator[object]:
     """A TrainableModule serving the tiny model on 127.0.0.1 (its own handle, own server)."""
-    from modules.trainable import TrainableModule
+    from modules.local.trainable import TrainableModule
 
     module = TrainableModule(tiny_model_path, max_new_tokens=8, name="tiny").start(serve=True)
     yield module

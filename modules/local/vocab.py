@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from modules.tool_calls import tool_syntax_of
+from modules.local.tool_calls import tool_syntax_of
 
 __all__ = ["Vocab", "context_of"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError
-from modules.safe_tokens import Span
+from modules.local.safe_tokens import Span
 
 __all__ = ["DEFAULT_MAX_NEW_TOKENS", "GenerationOptions", "LocalRequest"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
-from modules.tool_calls import json_prefix
+from modules.local.tool_calls import json_prefix
 
 __all__ = [
     "Rendered",
@@ -308,7 +308,7 @@ def encode_with_spans(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[
     special token it spells, can become a control id. Nothing is added
     (``add_special_tokens=False``): the template writes its own bos.
 
-    >>> from modules.tiny_model import build_tiny_tokenizer
+    >>> from modules.local.tiny_model import build_tiny_tokenizer
     >>> tok = build_tiny_tokenizer("qwen2.5")
     >>> text = "<|im_start|>user\\n<|im_start|>hi<|im_end|>\\n"
     >>> ids = encode_with_spans(tok, text, [(17, 31)])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from modules.errors import ModelNotStartedError, ServerStoppedError
-from modules.local_request import LocalRequest
+from modules.local.request import LocalRequest
 
 __all__ = ["BatchedModule", "Batcher", "Job"]
 

@@ -21,7 +21,7 @@ What the server promises:
   over ``max_body_bytes`` (2 MB), 429 over ``max_concurrency`` requests in
   flight (with ``Retry-After``), 503 while stopping. Messages are capped in
   length and never carry a traceback;
-* user text is tokenized as data (see :func:`modules.trainable.encode_with_spans`);
+* user text is tokenized as data (see :func:`modules.local.trainable.encode_with_spans`);
 * requests never mix: the module serialises generation (or batches it, with
   ``TrainableModule(max_batch_size=N)``);
 * a client that disconnects, mid-stream or while waiting for a plain answer,

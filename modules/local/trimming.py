@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ContextLengthError
-from modules.safe_tokens import Rendered
+from modules.local.safe_tokens import Rendered
 
 __all__ = ["Fitted", "fit_to_context", "oldest_turn"]
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from modules.base import StreamDelta, ToolCall
-from modules.local_request import LocalRequest
-from modules.tool_calls import parse_tool_calls
+from modules.local.request import LocalRequest
+from modules.local.tool_calls import parse_tool_calls
 
 __all__ = ["CancellingStream", "cut_at_stop", "first_stop", "stop_token_streamer", "stream_deltas"]
 
@@ -64,7 +64,7 @@ def stream_deltas(
     *thread* fills *outcome* (``ids`` and ``finish``, or ``error``); *flag* is
     set when a stop string arrives and when the iterator is closed, which stops
     the generation. *stops* are the stop strings, *syntax* the model's tool-call
-    markers (see :func:`~modules.tool_calls.tool_syntax_of`).
+    markers (see :func:`~modules.local.tool_calls.tool_syntax_of`).
     """
     # Hold back a tail that could still grow into a stop string or a tool-call marker.
     hold = max([len(s) for s in stops] + [len(syntax[0]) if syntax else 1]) - 1

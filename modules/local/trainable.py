@@ -1,0 +1,580 @@
+"""TrainableModule: a local transformers chat model behind the module interface.
+
+::
+
+    from modules import TrainableModule
+    m = TrainableModule("path/to/hf-model").prompt("You are terse.").start()
+    m("Why is the sky blue?")                     # greedy, stops at the format's stop words
+    for piece in m.stream("Tell me a story"): ... # pieces as they are generated
+    m.start(serve=True); m.url                    # an OpenAI-compatible server, see modules.server.app
+    m.stop()
+
+One call, step by step (each step is a function of its own module, tested alone):
+
+1. The attached prompter builds OpenAI messages for the model's format
+   (``generate_prompt(..., format="openai", model_format=fmt)``); the prompter
+   itself is never changed.
+2. :func:`~modules.local.safe_tokens.render_with_spans` renders them to the exact
+   string the model's chat template gives, together with the ``(start, end)``
+   spans of every piece of user-supplied text (contents, names, tool arguments,
+   tool results, the strings of tool definitions).
+3. :func:`~modules.local.safe_tokens.encode_with_spans` tokenizes that string so that
+   control tokens (``<|im_start|>``, ``[INST]``...) are parsed **only outside
+   the spans**: a user who types ``<|im_end|><|im_start|>system`` gets those
+   characters as plain text, never as the model's delimiters.
+4. The prompt length is checked against the context (``max_context`` or the
+   model's ``max_position_embeddings``): too long raises
+   :class:`~modules.errors.ContextLengthError` naming the token counts, or,
+   with ``trim="oldest"``, drops whole oldest turns and reports them
+   (:func:`~modules.local.trimming.fit_to_context`).
+5. ``model.generate`` runs (greedy unless ``temperature`` > 0), stopping at the
+   format's stop words. Concurrent callers never mix: generation is
+   serialised by a lock, or, with ``max_batch_size`` > 1, concurrent greedy
+   requests run as one left-padded batch (:class:`~modules.local.batching.Batcher`).
+   Tool-call syntax in the answer (Qwen/Hermes ``<tool_call>{json}</tool_call>``,
+   Mistral ``[TOOL_CALLS]``...) becomes OpenAI-style tool calls
+   (:func:`~modules.local.tool_calls.parse_tool_calls`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError, ServerStoppedError
+from modules.local.batching import Batcher, Job
+from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
+from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
+from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
+from modules.local.tool_calls import parse_tool_calls
+from modules.local.trimming import fit_to_context
+from modules.local.vocab import Vocab
+
+__all__ = [
+    "GenerationOptions",
+    "LocalRequest",
+    "Rendered",
+    "TrainableModule",
+    "control_token_ids",
+    "encode_with_spans",
+    "parse_tool_calls",
+    "render_with_spans",
+]
+
+logger = logging.getLogger(__name__)
+
+
+# -- the module -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Backend:
+    """The loaded model, shared by every handle ``share()`` makes (start() fills it in)."""
+
+    path: str
+    model: Any = None
+    tokenizer: Any = None
+    model_format: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: Any = None
+    cancel_all: threading.Event = field(default_factory=threading.Event)
+    vocab: Any = None  # a Vocab once the tokenizer is loaded
+    stop_ids: list[int] | None = None
+    stop_ids_with_model: bool = False
+    batcher: Any = None  # a Batcher when max_batch_size > 1
+
+
+class TrainableModule(ModuleBase[LocalRequest]):
+    """A local Hugging Face causal LM, loaded from a folder with ``local_files_only=True``.
+
+    Arguments:
+        path: the model folder (``config.json``, weights, tokenizer, chat template).
+        model_format: a prompter ``ModelFormat`` or registry name; by default derived from
+            the tokenizer's chat template (then looked up by the folder's name).
+        max_context: the context in tokens; default the model's ``max_position_embeddings``.
+        trim: ``None`` (too long raises :class:`~modules.errors.ContextLengthError`) or
+            ``"oldest"`` (drop whole oldest turns, keeping tool calls with their results).
+        on_trim: called with the dropped messages when trimming happened.
+        max_new_tokens: the default answer length.
+        name: the model id the server reports (default: the folder's name).
+        dtype, device: where the weights live (``"float32"``, ``"cpu"`` by default).
+        max_batch_size: above 1, greedy requests that arrive while the model is busy are
+            run together in one ``generate`` call (left-padded), up to this many at once;
+            1 (the default) runs them one after the other.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        model_format: Any = None,
+        max_context: int | None = None,
+        trim: str | None = None,
+        on_trim: Callable[[list[Mapping[str, Any]]], None] | None = None,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        name: str | None = None,
+        dtype: str = "float32",
+        device: str = "cpu",
+        max_batch_size: int = 1,
+    ) -> None:
+        if trim not in (None, "oldest"):
+            raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
+        if not isinstance(max_batch_size, int) or max_batch_size < 1:
+            raise ModuleConfigError(f"max_batch_size: expected an int >= 1, got {max_batch_size!r}")
+        if dtype not in ("float32", "float16", "bfloat16", "float64"):
+            raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
+        if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
+            raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
+        self._backend = _Backend(path=str(path))
+        if max_batch_size > 1:
+            self._backend.batcher = Batcher(self, max_batch_size)
+        self._format_arg = model_format
+        self._max_context = max_context
+        self.trim = trim
+        self.on_trim = on_trim
+        self.max_new_tokens = max_new_tokens
+        self.name = name or Path(str(path)).name
+        self.dtype = dtype
+        self.device = device
+        self.last_dropped: list[Mapping[str, Any]] = []
+        """The messages the last call's ``trim="oldest"`` dropped (empty when none)."""
+
+    def __repr__(self) -> str:
+        state = "started" if self._backend.model is not None else "not started"
+        return f"TrainableModule({self._backend.path!r}, {state})"
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(
+        self, serve: bool = False, port: int = 0, host: str = "127.0.0.1", **server_options: Any
+    ) -> TrainableModule:
+        """Load the model (once) and, with ``serve=True``, start the OpenAI-compatible server.
+
+        ``port=0`` picks a free port; :attr:`url` is then the base URL to give an
+        OpenAI client. ``server_options`` go to :func:`modules.server.create_app`
+        and are checked before the model loads (a wrong one raises
+        :class:`~modules.errors.ModuleConfigError`). ``start(serve=True)`` while
+        already serving raises :class:`~modules.errors.ModuleConfigError`: call
+        ``stop()`` first. If anything fails inside ``start()``, the module is left
+        stopped, as before the call.
+        """
+        b = self._backend
+        if serve and b.server is not None:
+            raise ModuleConfigError(f"already serving at {self.url}; call stop() first to serve again")
+        app = None
+        if serve:
+            from modules.server.app import create_app
+
+            _check_server_options(create_app, server_options)
+            app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
+        was_loaded = b.model is not None
+        try:
+            self._load_tokenizer()
+            if b.model is None:
+                try:
+                    import torch
+                    from transformers import AutoModelForCausalLM
+                except ImportError as exc:  # pragma: no cover - depends on the install
+                    raise ModuleConfigError(
+                        "TrainableModule needs the 'local' extra: pip install 'prompter[local]'"
+                    ) from exc
+                try:
+                    model = AutoModelForCausalLM.from_pretrained(
+                        b.path, local_files_only=True, dtype=getattr(torch, self.dtype)
+                    )
+                except (OSError, ValueError) as exc:
+                    raise ModuleConfigError(
+                        f"{b.path!r} is not a model folder transformers can load (config.json and weights): "
+                        f"{_one_line(exc)}"
+                    ) from exc
+                b.model = model.to(self.device).eval()
+                b.cancel_all.clear()
+                if b.batcher is not None:
+                    b.batcher.reopen()
+            if app is not None:
+                from modules.server.app import ServerThread
+
+                b.server = ServerThread(app, host=host, port=port).start()
+                app = None
+        except BaseException:
+            if app is not None:
+                state = getattr(getattr(app, "state", None), "prompter", None)
+                if state is not None:
+                    state.close()
+            if not was_loaded:
+                with b.lock:
+                    b.model = None
+            raise
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server (streams in flight end with an error event) and unload the model."""
+        b = self._backend
+        b.cancel_all.set()
+        if b.server is not None:
+            b.server.stop(timeout)
+            b.server = None
+        with b.lock:
+            b.model = None
+        if b.batcher is not None:
+            b.batcher.stop(min(timeout, 2.0))
+
+    def __enter__(self) -> TrainableModule:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The server's OpenAI base URL (``http://127.0.0.1:PORT/v1``); needs ``start(serve=True)``."""
+        if self._backend.server is None:
+            raise ModelNotStartedError("no server: call start(serve=True) first")
+        return str(self._backend.server.url) + "/v1"
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer (loaded on first use; the model itself waits for ``start()``)."""
+        return self._load_tokenizer()
+
+    @property
+    def model_format(self) -> Any:
+        """The prompter ``ModelFormat`` bound to this model, or None if none could be derived."""
+        self._load_tokenizer()
+        return self._backend.model_format
+
+    @property
+    def max_context(self) -> int:
+        """The context length in tokens that prompt + answer must fit."""
+        if self._max_context is not None:
+            return self._max_context
+        self._load_tokenizer()
+        return int(self._backend.vocab.context)
+
+    def _load_tokenizer(self) -> Any:
+        b = self._backend
+        if b.tokenizer is None:
+            from transformers import AutoTokenizer
+
+            if not Path(b.path).is_dir():
+                raise ModuleConfigError(
+                    f"{b.path!r} is not a folder: TrainableModule loads local model folders only "
+                    "(local_files_only=True); download the model first, or build one with `prompter tiny-model`"
+                )
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(b.path, local_files_only=True)
+            except (OSError, ValueError) as exc:
+                folder = Path(b.path)
+                if not any((folder / f).is_file() for f in ("config.json", "tokenizer_config.json", "tokenizer.json")):
+                    raise ModuleConfigError(
+                        f"{b.path!r} is not a model folder: it has no config.json or tokenizer files (give a "
+                        "Hugging Face model folder, or build one with `prompter tiny-model`)"
+                    ) from exc
+                raise ModuleConfigError(
+                    f"{b.path!r} is not a model folder transformers can load (no usable tokenizer): {_one_line(exc)}"
+                ) from exc
+            b.model_format = _bind_format(self._format_arg, tokenizer, self.name)
+            b.vocab = Vocab.of(b.path, tokenizer, b.model_format)
+            b.tokenizer = tokenizer
+        return b.tokenizer
+
+    # -- building requests (pure: no model needed) ------------------------------------------------
+
+    def _build_request(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: dict[str, Any],
+    ) -> LocalRequest:
+        self._load_tokenizer()
+        fmt = self._backend.model_format
+        tool_list = [dict(t) for t in tools] if tools is not None else None
+        if _accepts(self.prompter.generate_prompt, "model_format"):
+            body = self.prompter.generate_prompt(input, history, tool_list, format="openai", model_format=fmt)
+        else:  # a duck-typed prompter that knows no model formats
+            body = self.prompter.generate_prompt(input, history, tool_list, format="openai")
+        return self.prepare(body["messages"], body.get("tools"), **generation)
+
+    def prepare(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> LocalRequest:
+        """Render, tokenize safely and fit OpenAI *messages* to the context (the server's entry point)."""
+        options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
+        tokenizer = self._load_tokenizer()
+
+        def encode(msgs: list[dict[str, Any]]) -> tuple[Rendered, list[int]]:
+            rendered = render_with_spans(msgs, tools, model_format=self._backend.model_format, tokenizer=tokenizer)
+            return rendered, encode_with_spans(tokenizer, rendered.text, rendered.spans)
+
+        fitted = fit_to_context(
+            [dict(m) for m in messages],
+            encode,
+            max_new_tokens=options.max_new_tokens,
+            max_context=self.max_context,
+            trim=self.trim,
+        )
+        self.last_dropped = fitted.dropped
+        if fitted.dropped:
+            logger.warning(
+                "trim='oldest': dropped %d message(s) to fit %d tokens into a %d-token context",
+                len(fitted.dropped),
+                len(fitted.ids) + options.max_new_tokens,
+                self.max_context,
+            )
+            if self.on_trim is not None:
+                self.on_trim(list(fitted.dropped))
+        return LocalRequest(
+            messages=tuple(fitted.messages),
+            tools=tuple(tools) if tools else None,
+            text=fitted.rendered.text,
+            spans=fitted.rendered.spans,
+            input_ids=tuple(fitted.ids),
+            options=options,
+            dropped=tuple(fitted.dropped),
+        )
+
+    def prepare_text(self, prompt: str, **generation: Any) -> LocalRequest:
+        """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens."""
+        options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
+        tokenizer = self._load_tokenizer()
+        ids = encode_with_spans(tokenizer, prompt, [(0, len(prompt))])
+        if not ids:  # an empty prompt starts a fresh document, as after GPT-2's <|endoftext|>
+            first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+            ids = [first] if first is not None else []
+        if not ids:
+            raise ModuleConfigError("prompt: empty, and the tokenizer has no bos or eos token to start from")
+        if len(ids) + options.max_new_tokens > self.max_context:
+            raise ContextLengthError(len(ids), options.max_new_tokens, self.max_context, "shorten the prompt")
+        return LocalRequest((), None, prompt, ((0, len(prompt)),), tuple(ids), options)
+
+    # -- generating ------------------------------------------------------------------------------
+
+    def _complete(self, request: LocalRequest) -> Completion:
+        return self.generate(request)
+
+    def _stream(self, request: LocalRequest) -> Iterator[StreamDelta]:
+        return self.generate_stream(request)
+
+    def generate(self, request: LocalRequest, cancel: threading.Event | None = None) -> Completion:
+        """Run one request to the end and return its :class:`~modules.base.Completion`."""
+        ids, finish = self._run(request, cancel, None)
+        text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
+        return self._completion(text, finish, request, len(ids))
+
+    def generate_stream(
+        self,
+        request: LocalRequest,
+        cancel: threading.Event | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> Iterator[StreamDelta]:
+        """Run one request in a thread and yield its text as it is generated.
+
+        *usage*, if given, is filled with the token counts once the stream ends.
+
+        Closing the iterator early (or setting *cancel*) stops the generation at
+        the next token. A stop string never reaches the caller: text that could
+        be the start of one is held back until it is decided.
+        """
+        tokenizer = self._load_tokenizer()
+        if self._backend.model is None:
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
+        flag = cancel or threading.Event()
+        streamer = stop_token_streamer(tokenizer, set(self._stop_ids()))
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["ids"], outcome["finish"] = self._run(request, flag, streamer)
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer below
+                outcome["error"] = exc
+                streamer.end()
+
+        thread = threading.Thread(target=work, name="prompter-generate", daemon=True)
+        thread.start()
+        return self._stream_deltas(request, streamer, thread, flag, outcome, usage)
+
+    def _stream_deltas(
+        self,
+        request: LocalRequest,
+        streamer: Any,
+        thread: threading.Thread,
+        flag: threading.Event,
+        outcome: dict[str, Any],
+        usage: dict[str, int] | None,
+    ) -> Iterator[StreamDelta]:
+        """:func:`~modules.local.streaming.stream_deltas` with this model's stop strings and tool-call syntax."""
+        stops, syntax = self._stop_strings(request), self._tool_syntax()
+        return CancellingStream(stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax), flag)
+
+    def _run(self, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> tuple[list[int], str]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        b = self._backend
+        opts = request.options
+        if b.model is None:  # never started, or stopped before this request began
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
+        if (
+            b.batcher is not None
+            and not (opts.temperature and opts.temperature > 0)
+            and not self._stop_strings(request)
+        ):
+            outcome: tuple[list[int], str] = b.batcher.run(Job(request, cancel, streamer))
+            return outcome
+        flags = [f for f in (cancel, b.cancel_all) if f is not None]
+
+        class _Cancelled(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                hit = any(f.is_set() for f in flags)
+                return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
+
+        with b.lock:
+            if b.model is None:
+                if b.cancel_all.is_set():
+                    raise ServerStoppedError("the model was stopped before this request ran")
+                raise ModelNotStartedError(f"{self!r}: call start() before generating")
+            if any(f.is_set() for f in flags):
+                if b.cancel_all.is_set():
+                    raise ServerStoppedError("the model was stopped before this request ran")
+                return [], "cancelled"
+            input_ids = torch.tensor([list(request.input_ids)], dtype=torch.long, device=b.model.device)
+            kwargs: dict[str, Any] = {
+                "max_new_tokens": opts.max_new_tokens,
+                "eos_token_id": self._stop_ids() or None,
+                "pad_token_id": b.tokenizer.pad_token_id
+                if b.tokenizer.pad_token_id is not None
+                else self._stop_ids()[0],
+                "stopping_criteria": StoppingCriteriaList([_Cancelled()]),
+                "attention_mask": torch.ones_like(input_ids),
+                "streamer": streamer,
+            }
+            if opts.temperature and opts.temperature > 0:
+                kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=opts.top_k or 0)
+                if opts.seed is not None:
+                    torch.manual_seed(opts.seed % (1 << 63))  # OpenAI allows any int; torch wants 64 bits
+            else:
+                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            stops = self._stop_strings(request)
+            if stops:
+                kwargs.update(stop_strings=list(stops), tokenizer=b.tokenizer)
+            with torch.inference_mode():
+                out = b.model.generate(input_ids, **kwargs)
+        new = [int(t) for t in out[0, input_ids.shape[1] :]]
+        stop_ids = set(self._stop_ids())
+        if new and new[-1] in stop_ids:
+            return new[:-1], "stop"
+        if b.cancel_all.is_set():
+            raise ServerStoppedError("the model was stopped while generating")
+        if cancel is not None and cancel.is_set():
+            return new, "cancelled"
+        return new, "length" if len(new) >= opts.max_new_tokens else "stop"
+
+    def _decode(self, ids: list[int]) -> str:
+        return str(self._backend.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+    def _completion(self, text: str, finish: str, request: LocalRequest, n_new: int) -> Completion:
+        calls: list[ToolCall] = []
+        syntax = self._tool_syntax() if request.messages else None
+        if syntax:
+            text, calls = parse_tool_calls(text, *syntax)
+        usage = {
+            "prompt_tokens": len(request.input_ids),
+            "completion_tokens": n_new,
+            "total_tokens": len(request.input_ids) + n_new,
+        }
+        return Completion(
+            text=text, tool_calls=tuple(calls), finish_reason="tool_calls" if calls else finish, usage=usage
+        )
+
+    # -- the format's stop words and tool syntax -------------------------------------------------
+
+    def _stop_ids(self) -> list[int]:
+        """Token ids generation stops at: the format's single-token stop words and the model's eos."""
+        b = self._backend
+        self._load_tokenizer()
+        if b.stop_ids is None or (b.model is not None and not b.stop_ids_with_model):
+            ids = list(b.vocab.stop_token_ids)
+            eos = getattr(getattr(b.model, "generation_config", None), "eos_token_id", None)
+            for tid in [eos] if isinstance(eos, int) else list(eos or []):
+                if int(tid) not in ids:
+                    ids.append(int(tid))
+            b.stop_ids, b.stop_ids_with_model = ids, b.model is not None
+        return b.stop_ids
+
+    def _stop_strings(self, request: LocalRequest) -> tuple[str, ...]:
+        """Stop words that are not single tokens (those stop as ids), plus the request's own."""
+        self._load_tokenizer()
+        return tuple(dict.fromkeys([*self._backend.vocab.text_stops, *request.options.stop]))
+
+    def _tool_syntax(self) -> tuple[str, str | None] | None:
+        self._load_tokenizer()
+        syntax: tuple[str, str | None] | None = self._backend.vocab.tool_syntax
+        return syntax
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """*exc*'s message on one line (transformers' span several), cut to *limit* characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_server_options(create_app: Callable[..., Any], options: Mapping[str, Any]) -> None:
+    """Raise ModuleConfigError for an option :func:`~modules.server.create_app` does not take."""
+    import inspect
+
+    params = inspect.signature(create_app).parameters
+    known = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ModuleConfigError(
+            f"start(): unknown server option(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
+        )
+
+
+def _accepts(function: Callable[..., Any], name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _bind_format(arg: Any, tokenizer: Any, name: str) -> Any:
+    """The prompter ModelFormat for this model: as given, from its chat template, or by name."""
+    model_format_cls: Any
+    try:
+        from prompter.formats.model_format import ModelFormat as model_format_cls
+    except ImportError:  # a prompter without model formats: the tokenizer's own template renders
+        model_format_cls = None
+    if arg is not None and not isinstance(arg, str):
+        return arg
+    if model_format_cls is None:
+        if isinstance(arg, str):
+            raise ModuleConfigError(f"model_format={arg!r} needs prompter.formats.model_format, which is not installed")
+        return None
+    if isinstance(arg, str):
+        return model_format_cls.get(arg)
+    template = getattr(tokenizer, "chat_template", None)
+    if isinstance(template, str) and template:
+        try:
+            return model_format_cls.from_chat_template(
+                template, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token, name=name
+            )
+        except Exception as exc:  # noqa: BLE001 - fall back to the tokenizer's own template below
+            logger.warning("could not derive a ModelFormat from %s's chat template (%s); using the template", name, exc)
+            return None
+    try:
+        return model_format_cls.get(name)
+    except KeyError:
+        return None

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible HTTP server that ``TrainableModule.start(serve=True)`` and ``prompter serve`` run."""
