@@ -23,7 +23,7 @@ is defined.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from prompter.conversation import Conversation
@@ -388,7 +388,7 @@ class PrompterBase:
         self,
         input: Any = None,
         history: Any = None,
-        tools: list[dict[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
         label: str | None = None,
         *,
         format: Format | None = None,
