@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_online.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_online.py"
 
 
 def test_bench_online_quick_runs_and_reports_a_ratio():

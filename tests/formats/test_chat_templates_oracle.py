@@ -34,7 +34,7 @@ from prompter.formats.model_format import ModelFormat
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "prompter" / "formats" / "chat_templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "prompter" / "formats" / "chat_templates"
 INDEX = {e["family"]: e for e in json.loads((TEMPLATES / "index.json").read_text(encoding="utf-8"))}
 FAMILIES = sorted(INDEX)
 
@@ -331,7 +331,7 @@ def test_from_chat_template_equals_registry_rendering(family: str) -> None:
 def test_every_shared_template_is_packaged() -> None:
     assert len(FAMILIES) == 40
     assert set(FAMILIES) <= set(ModelFormat.families())
-    shared = Path(__file__).resolve().parents[2] / "shared" / "chat_templates"
+    shared = Path(__file__).resolve().parents[3] / "shared" / "chat_templates"
     if shared.is_dir():
         for family in FAMILIES:
             assert source(family) == (shared / INDEX[family]["file"]).read_text(encoding="utf-8"), family
