@@ -17,6 +17,7 @@ alone (no derived strings) has no meta template, and a meta template with other
 roles, default prompts or an ``end`` has no ModelFormat.
 
 >>> from prompter import ModelFormat
+>>> from prompter.templates.meta_template import MetaTemplate
 >>> fmt = ModelFormat(sos="<s>", eos="</s>", soh="U:", eoh="\\n", soa="A:", eoa="\\n", generation_prompt="A:")
 >>> meta = meta_from_format(MetaTemplate, fmt, None)
 >>> [(r.role, r.begin) for r in meta.round + meta.reserved_roles]
@@ -27,13 +28,30 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prompter.errors import EvalTemplateError
-from prompter.templates.meta_template import MetaTemplate, RoleSpec
+from prompter.templates.roles import RoleSpec
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
+
+
+class MetaStrings(Protocol):
+    """What the bridge reads of a meta template (a MetaTemplate has it; the bridge need not import it)."""
+
+    @property
+    def round(self) -> Sequence[RoleSpec]: ...
+    @property
+    def reserved_roles(self) -> Sequence[RoleSpec]: ...
+    @property
+    def begin(self) -> str: ...
+    @property
+    def end(self) -> str: ...
+
+
+M = TypeVar("M")
 
 __all__ = ["format_from_meta", "meta_from_format"]
 
@@ -41,7 +59,7 @@ _ROUND = ("HUMAN", "BOT")
 _RESERVED = ("SYSTEM", "TOOL")
 
 
-def meta_from_format(cls: type[MetaTemplate], fmt: ModelFormat, eos_token_id: int | None) -> MetaTemplate:
+def meta_from_format(cls: Callable[..., M], fmt: ModelFormat, eos_token_id: int | None) -> M:
     """The meta template for ``fmt``'s fixed strings; see the module docstring."""
     from prompter.formats.model_format import ModelFormat
 
@@ -67,7 +85,7 @@ def meta_from_format(cls: type[MetaTemplate], fmt: ModelFormat, eos_token_id: in
     )
 
 
-def format_from_meta(meta: MetaTemplate, name: str) -> ModelFormat:
+def format_from_meta(meta: MetaStrings, name: str) -> ModelFormat:
     """The ModelFormat with ``meta``'s strings; see the module docstring."""
     from prompter.formats.model_format import ModelFormat
 

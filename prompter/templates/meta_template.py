@@ -41,7 +41,9 @@ from prompter.errors import (
     UnknownRoleError,
     UnsupportedContentError,
 )
+from prompter.templates.format_bridge import format_from_meta, meta_from_format
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
+from prompter.templates.roles import API_ROLES, RoleSpec, delimiter
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
@@ -50,96 +52,6 @@ __all__ = ["API_ROLES", "MetaTemplate", "Mode", "RoleSpec", "api_to_messages"]
 
 Mode = Literal["gen", "ppl"]
 """``"gen"``: the prompt stops where the model answers; ``"ppl"``: the whole text is scored."""
-
-API_ROLES = ("HUMAN", "BOT", "SYSTEM")
-"""The roles an API model accepts (``api_role``)."""
-
-_ROLE_KEYS = frozenset({"role", "begin", "end", "prompt", "generate", "api_role", "gen_begin"})
-
-
-def _delimiter(value: object, where: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return "".join(value)
-    raise EvalTemplateError(
-        f"{where}: expected a string or a list of strings, got {value!r}; token ids need a tokenizer, "
-        "write the token's text instead"
-    )
-
-
-@dataclass(frozen=True)
-class RoleSpec:
-    """How one role is written by a model: ``begin + prompt + end``.
-
-    >>> RoleSpec.from_config(dict(role="BOT", begin="BOT: ", end="\\n", generate=True))
-    RoleSpec(role='BOT', begin='BOT: ', end='\\n', prompt=None, generate=True, api_role=None, gen_begin=None)
-    """
-
-    role: str
-    """The name the dataset's turns use (``"HUMAN"``); it is not written itself."""
-    begin: str = ""
-    """Written before the role's prompt."""
-    end: str = ""
-    """Written after the role's prompt."""
-    prompt: str | None = None
-    """A default prompt, used when a round has no turn for this role (None: skip the role)."""
-    generate: bool = False
-    """Whether this is the role the model plays: in gen mode the prompt stops at its ``begin``."""
-    api_role: str | None = None
-    """For API models: ``"HUMAN"``, ``"BOT"`` or ``"SYSTEM"``."""
-    gen_begin: str | None = None
-    """What a gen-mode prompt ends with instead of ``begin`` (None: ``begin``), for models whose
-    generation prompt differs from the start of an answer in the history."""
-
-    def __post_init__(self) -> None:
-        where = f"role {self.role!r}"
-        if not isinstance(self.role, str) or not self.role:
-            raise EvalTemplateError(f"role: expected a non-empty string, got {self.role!r}")
-        for name in ("begin", "end"):
-            if not isinstance(getattr(self, name), str):
-                raise EvalTemplateError(f"{where}: {name} must be a string, got {getattr(self, name)!r}")
-        for name in ("prompt", "gen_begin"):
-            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                raise EvalTemplateError(f"{where}: {name} must be a string or None, got {getattr(self, name)!r}")
-        if not isinstance(self.generate, bool):
-            raise EvalTemplateError(f"{where}: generate must be True or False, got {self.generate!r}")
-        if self.api_role is not None and self.api_role not in API_ROLES:
-            raise EvalTemplateError(f"{where}: api_role must be one of {list(API_ROLES)}, got {self.api_role!r}")
-
-    @classmethod
-    def from_config(cls, raw: RoleSpec | Mapping[str, Any], where: str = "role") -> RoleSpec:
-        """A RoleSpec from an OpenCompass-style ``dict(role=..., begin=..., end=...)``."""
-        if isinstance(raw, RoleSpec):
-            return raw
-        if not isinstance(raw, Mapping):
-            raise EvalTemplateError(f"{where}: expected dict(role=..., begin=..., end=...), got {type(raw).__name__}")
-        unknown = sorted(map(str, set(raw) - _ROLE_KEYS))
-        if unknown:
-            raise EvalTemplateError(f"{where}: unknown key(s) {unknown}; a role has {sorted(_ROLE_KEYS)}")
-        role = raw.get("role")
-        if not isinstance(role, str) or not role:
-            raise EvalTemplateError(f"{where}['role']: expected a non-empty string, got {role!r}")
-        prompt = raw.get("prompt")
-        if prompt is not None and not isinstance(prompt, str):
-            raise EvalTemplateError(f"{where}['prompt']: expected a string, got {type(prompt).__name__}")
-        generate = raw.get("generate", False)
-        if not isinstance(generate, bool):
-            raise EvalTemplateError(f"{where}['generate']: expected True or False, got {generate!r}")
-        api_role = raw.get("api_role")
-        if api_role is not None and api_role not in API_ROLES:
-            raise EvalTemplateError(f"{where}['api_role']: expected one of {list(API_ROLES)}, got {api_role!r}")
-        gen_begin = raw.get("gen_begin")
-        return cls(
-            role=role,
-            begin=_delimiter(raw.get("begin", ""), f"{where}['begin']"),
-            end=_delimiter(raw.get("end", ""), f"{where}['end']"),
-            prompt=prompt,
-            generate=generate,
-            api_role=api_role,
-            gen_begin=None if gen_begin is None else _delimiter(gen_begin, f"{where}['gen_begin']"),
-        )
-
 
 class _Turn(NamedTuple):
     spec: RoleSpec | None  # None: a bare string
@@ -190,7 +102,7 @@ class MetaTemplate:
             if spec.role in roles:
                 raise EvalTemplateError(f"role {spec.role!r} is defined twice; role names must be unique")
             roles[spec.role] = spec
-        begin_s, end_s = _delimiter(begin, "begin"), _delimiter(end, "end")
+        begin_s, end_s = delimiter(begin, "begin"), delimiter(end, "end")
         if not rounds and (reserved or begin_s or end_s):
             raise EvalTemplateError("round: a meta template with reserved_roles, begin or end needs its round roles")
         if eos_token_id is not None and (not isinstance(eos_token_id, int) or isinstance(eos_token_id, bool)):
@@ -367,8 +279,6 @@ class MetaTemplate:
         >>> meta.parse(PromptList([dict(role="HUMAN", prompt="hi")]))
         'U: hi\\nA: '
         """
-        from prompter.templates.format_bridge import meta_from_format
-
         return meta_from_format(cls, fmt, eos_token_id)
 
     def to_model_format(self, name: str = "custom") -> ModelFormat:
@@ -384,8 +294,6 @@ class MetaTemplate:
         >>> fmt.soh, fmt.generation_prompt, fmt.stop_words
         ('U: ', 'A: ', ('</s>',))
         """
-        from prompter.templates.format_bridge import format_from_meta
-
         return format_from_meta(self, name)
 
 
