@@ -26,6 +26,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from modules.chat_repl import run_chat
@@ -130,6 +131,10 @@ def _check_port(port: int) -> None:
 def load_model(path: str, max_new_tokens: int) -> Any:
     """A started TrainableModule, with progress on stderr (importing torch and loading take seconds)."""
     require_extra("local")
+    folder = Path(path)
+    if folder.is_dir() and not (folder / "config.json").is_file():
+        # said before any progress line, so the mistake stays the one line on stderr
+        raise ModuleConfigError(f"{path!r} is not a model folder transformers can load: it has no config.json")
     t0 = time.perf_counter()
     progress(f"loading {path} (importing torch and transformers) ...")
     from modules.local.trainable import TrainableModule
