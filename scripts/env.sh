@@ -10,6 +10,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
+  echo "env.sh: installing into .venv: torch (CPU), then prompter with every extra; a few minutes the first time ..." >&2
   .venv/bin/python -m pip install -q --upgrade pip
   # torch first and pinned: the CPU build (the `local` extra leaves the build to the user, and
   # an unpinned torch from the default index would pull CUDA packages); see docs/install.md
@@ -19,4 +20,5 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install -q -e ".[all,dev]"
   rm -f .venv/.installed-*
   touch "$stamp"
+  echo "env.sh: .venv ready" >&2
 fi
