@@ -38,9 +38,23 @@ __all__ = ["main", "progress", "require_extra"]
 _EXTRAS = {"local": ("torch", "transformers", "tokenizers"), "server": ("fastapi", "uvicorn")}
 
 
+class _Defaults(argparse.HelpFormatter):
+    """Shows an option's default in its help, unless there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
+
+
 def _parser() -> argparse.ArgumentParser:
-    defaults = argparse.ArgumentDefaultsHelpFormatter
-    parser = argparse.ArgumentParser(prog="prompter", description="Exact, fast and safe prompts.")
+    defaults = _Defaults
+    parser = argparse.ArgumentParser(
+        prog="prompter",
+        description="Exact, fast and safe prompts for local chat models and online LLM APIs.",
+        epilog="`prompter COMMAND --help` lists a command's options. Start with `prompter demo`.",
+    )
     parser.add_argument("--version", action="version", version=f"prompter {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
