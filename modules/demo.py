@@ -53,7 +53,8 @@ def main(out: TextIO | None = None) -> int:
 
     say("1. Build a tiny Qwen 2.5-style model (real tokenizer and chat template, random weights)")
     path = cached_tiny_model("qwen2.5")
-    say(f"   ready: {path}  ({time.perf_counter() - t0:.1f}s)\n")
+    took = time.perf_counter() - t0
+    say(f"   ready: {path}  ({f'built in {took:.1f}s' if took > 0.5 else 'built earlier, reused'})\n")
 
     say("2. Write one prompter")
     # An explicit system prompt: without one, the local model would get its own default
@@ -61,8 +62,9 @@ def main(out: TextIO | None = None) -> int:
     prompter = ChatPrompter(_INSTRUCTION, system="You are terse.")
     question = {"topic": "cats", "input": "Why do cats purr?"}
     say(f'   ChatPrompter("{_INSTRUCTION}", system="You are terse.")')
-    say(f"   input: {json.dumps(question)}\n")
+    say(f"   input: {json.dumps(question)}")
 
+    say("   (loading the model and starting its server: a few seconds)\n")
     local = TrainableModule(path, max_new_tokens=12).prompt(prompter).start(serve=True)
     try:
         request = local.build_request(question)
