@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["ROOT", "build_sdist", "build_wheel", "required_data_files"]
+__all__ = ["ROOT", "build_dists", "required_data_files"]
 
 
 def required_data_files() -> list[str]:
@@ -19,21 +19,17 @@ def required_data_files() -> list[str]:
     return sorted(files)
 
 
-def build_wheel(out: Path) -> Path:
-    """``pip wheel`` with the installed setuptools (no build isolation: no download)."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out),
-         str(ROOT)],
-        check=True, capture_output=True, text=True,
-    )
-    (wheel,) = out.glob("*.whl")
-    return wheel
+def build_dists(out: Path) -> tuple[Path, Path]:
+    """The sdist, then the wheel built from that sdist (as ``python -m build`` does), offline.
 
-
-def build_sdist(out: Path) -> Path:
+    Building the wheel from the sdist proves the sdist complete, and keeps a stale
+    ``build/`` folder in the checkout (files since deleted) out of the wheel.
+    No build isolation: the installed setuptools is used, nothing is downloaded.
+    """
     subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(out), str(ROOT)],
+        [sys.executable, "-m", "build", "--no-isolation", "-o", str(out), str(ROOT)],
         check=True, capture_output=True, text=True,
     )
     (sdist,) = out.glob("*.tar.gz")
-    return sdist
+    (wheel,) = out.glob("*.whl")
+    return sdist, wheel

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import email.parser
-import importlib.util
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
-from dist_files import ROOT, build_sdist, build_wheel, required_data_files
+from dist_files import ROOT, build_dists, required_data_files
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
-    return zipfile.ZipFile(build_wheel(tmp_path_factory.mktemp("wheel")))
+def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return build_dists(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="module")
+def wheel(dists: tuple[Path, Path]) -> zipfile.ZipFile:
+    return zipfile.ZipFile(dists[1])
 
 
 def test_wheel_carries_every_data_file_and_the_license(wheel: zipfile.ZipFile) -> None:
@@ -44,9 +48,8 @@ def test_wheel_metadata_names_the_distribution_license_and_extras(wheel: zipfile
     assert "prompter = modules.cli:main" in wheel.read(entry[0]).decode()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="the 'build' package (dev extra) is not installed")
-def test_sdist_carries_every_data_file_and_the_license(tmp_path: Path) -> None:
-    with tarfile.open(build_sdist(tmp_path)) as sdist:
+def test_sdist_carries_every_data_file_and_the_license(dists: tuple[Path, Path]) -> None:
+    with tarfile.open(dists[0]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     missing = [f for f in [*required_data_files(), "LICENSE", "pyproject.toml", "README.md"] if f not in names]
     assert not missing, missing

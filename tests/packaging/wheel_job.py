@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dist_files import ROOT, build_wheel  # noqa: E402 - after the path set-up above
+from dist_files import ROOT, build_dists  # noqa: E402 - after the path set-up above
 
 _CHECK_INSTALLED = """
 import importlib.metadata, sys
@@ -75,8 +75,8 @@ def _job(work: Path, t0: float) -> None:
     def step(text: str) -> None:
         print(f"wheel job [{time.perf_counter() - t0:5.1f}s] {text}", flush=True)
 
-    step("building the wheel")
-    wheel = build_wheel(work / "dist")
+    step("building the sdist, and the wheel from it")
+    _, wheel = build_dists(work / "dist")
     venv, bin_dir = work / "venv", work / "venv" / "bin"
     step(f"installing {wheel.name} (not editable) into a fresh venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
