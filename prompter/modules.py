@@ -118,15 +118,22 @@ class _Rename(ast.NodeTransformer):
             node.module = _PRIVATE + node.module[len("modules") :]
         return node
 
-    def visit_Import(self, node: ast.Import) -> ast.Import:
+    def visit_Import(self, node: ast.Import) -> ast.stmt | list[ast.stmt]:
+        ours = [alias for alias in node.names if _OUR_NAME.fullmatch(alias.name)]
+        if not ours:
+            return node
+        statements: list[ast.stmt] = []
         for alias in node.names:
-            if _OUR_NAME.fullmatch(alias.name):
-                # `import modules.x` binds `modules`; keep that binding by naming it explicitly
-                if alias.asname is None and "." in alias.name:
-                    raise ImportError(f"prompter.modules: cannot rename `import {alias.name}` without `as`")
-                alias.asname = alias.asname or "modules"
-                alias.name = _PRIVATE + alias.name[len("modules") :]
-        return node
+            if alias not in ours:
+                statements.append(ast.Import(names=[alias]))
+            elif alias.asname is not None:  # `import modules.x as y` binds the submodule itself
+                statements.append(ast.Import(names=[ast.alias(_PRIVATE + alias.name[len("modules") :], alias.asname)]))
+            else:  # `import modules.x` loads the submodule and binds the name `modules` to the package
+                # (an alias, so that the name `prompter` is not bound in the importing module)
+                target = _PRIVATE + alias.name[len("modules") :]
+                statements.append(ast.Import(names=[ast.alias(target, "_prompter_private_import")]))
+                statements.append(ast.ImportFrom(module="prompter", names=[ast.alias("_modules", "modules")], level=0))
+        return [ast.copy_location(statement, node) for statement in statements]
 
     def visit_Constant(self, node: ast.Constant) -> ast.Constant:
         # dotted names handed to importlib.import_module (the lazy attribute tables)

@@ -74,3 +74,63 @@ def test_importing_prompter_does_not_load_the_io_package(app: Path) -> None:
     done = _run(app, "import sys, prompter\nprint(sorted(n for n in sys.modules if 'modules' in n))")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_importing_prompter_modules_loads_nothing_until_a_name_is_asked_for(app: Path) -> None:
+    code = "import sys, prompter.modules\nprint(sorted(n for n in sys.modules if n.startswith(('modules', 'prompter._modules'))))"
+    done = _run(app, code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_file_of_ours_loads_under_the_private_name_beside_an_app_package(app: Path) -> None:
+    # a construct the renaming loader does not cover would fail here, not in a user's project
+    code = textwrap.dedent(f"""
+        import importlib, sys, warnings
+        from pathlib import Path
+        import prompter.modules
+        prompter.modules.ModuleBase  # the app's `modules` holds the name: the private copy loads
+        root = Path({str(ROOT / "modules")!r})
+        warnings.simplefilter("ignore", DeprecationWarning)  # the deprecated aliases say so on import
+        for path in sorted(root.rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            name = ".".join(("prompter._modules", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+            importlib.import_module(name)
+        leaked = sorted(n for n in sys.modules if n.startswith("modules."))
+        assert not leaked, leaked
+        import modules
+        assert modules.MINE == "app"
+        print(len([n for n in sys.modules if n.startswith("prompter._modules")]))
+    """)
+    done = _run(app, code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) >= 20
+
+
+def test_the_renaming_covers_every_import_form() -> None:
+    import ast
+
+    from prompter.modules import _Rename
+
+    source = textwrap.dedent("""
+        import modules
+        import modules.base
+        import modules.online.module as online, json
+        from modules.errors import ModuleError
+        from modules import base
+        from .sibling import thing
+        TABLE = {"X": "modules.local.trainable", "text": "modules are great"}
+    """)
+    tree = _Rename().visit(ast.parse(source))
+    assert ast.unparse(ast.fix_missing_locations(tree)).splitlines() == [
+        "import prompter._modules as _prompter_private_import",
+        "from prompter import _modules as modules",
+        "import prompter._modules.base as _prompter_private_import",
+        "from prompter import _modules as modules",
+        "import prompter._modules.online.module as online",
+        "import json",
+        "from prompter._modules.errors import ModuleError",
+        "from prompter._modules import base",
+        "from .sibling import thing",
+        "TABLE = {'X': 'prompter._modules.local.trainable', 'text': 'modules are great'}",
+    ]
