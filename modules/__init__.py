@@ -34,6 +34,7 @@ from modules.errors import (
     UnprocessableEntityError,
     UnsafeTokenizationError,
 )
+from prompter import __version__ as __version__  # one version for both packages of the distribution
 
 if TYPE_CHECKING:  # pragma: no cover
     from modules.local.trainable import TrainableModule

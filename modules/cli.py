@@ -2,60 +2,96 @@
 
 ::
 
+    prompter --version
     prompter tiny-model PATH [--family qwen2.5] [--force]   build a tiny offline chat model
     prompter serve --model PATH [--port 8000]       OpenAI-compatible server on 127.0.0.1
     prompter chat --model PATH                      chat with a local model in the terminal
     prompter demo                                   the README's end-to-end demo
-    prompter render "INSTRUCTION" "INPUT" [--format openai] [--model-format qwen2.5]
+    prompter render "INSTRUCTION" "INPUT" [--format openai] [--model-format qwen2.5] [--system ...]
     prompter view "INSTRUCTION" "INPUT" [--model-format qwen2.5]
 
 ``render`` prints what a ``ChatPrompter`` builds (the string for a model, or
 an API body as JSON); ``view`` shows both side by side, control tokens and all.
+Results go to stdout; progress on steps that take seconds goes to stderr, so
+``prompter render ... > body.json`` stays clean. A mistake on the command line
+(a bad port, a missing extra, a folder that is no model) is one line on stderr
+and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+from modules.chat_repl import run_chat
+from modules.errors import ModuleConfigError
+from prompter import __version__
+
+__all__ = ["main", "progress", "require_extra"]
+
+_EXTRAS = {"local": ("torch", "transformers", "tokenizers"), "server": ("fastapi", "uvicorn")}
+
+
+class _Defaults(argparse.HelpFormatter):
+    """Shows an option's default in its help, unless there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="prompter", description="Exact, fast and safe prompts.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    defaults = _Defaults
+    parser = argparse.ArgumentParser(
+        prog="prompter",
+        description="Exact, fast and safe prompts for local chat models and online LLM APIs.",
+        epilog="`prompter COMMAND --help` lists a command's options. Start with `prompter demo`.",
+    )
+    parser.add_argument("--version", action="version", version=f"prompter {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    tiny = sub.add_parser("tiny-model", help="build a tiny local chat model (random weights, real tokenizer)")
-    tiny.add_argument("path")
-    tiny.add_argument("--family", default="qwen2.5", help="chat-template family (default qwen2.5)")
-    tiny.add_argument("--seed", type=int, default=0)
+    tiny = sub.add_parser(
+        "tiny-model", help="build a tiny local chat model (random weights, real tokenizer)", formatter_class=defaults
+    )
+    tiny.add_argument("path", help="the folder to write the model into")
+    tiny.add_argument("--family", default="qwen2.5", help="chat-template family (its tokens and template)")
+    tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     tiny.add_argument("--force", action="store_true", help="overwrite a non-empty folder that is not a tiny model")
 
-    serve = sub.add_parser("serve", help="serve a local model over an OpenAI-compatible API")
+    serve = sub.add_parser("serve", help="serve a local model over an OpenAI-compatible API", formatter_class=defaults)
     serve.add_argument("--model", required=True, help="a Hugging Face model folder")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--max-new-tokens", type=int, default=256)
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (0 picks a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    serve.add_argument("--max-new-tokens", type=int, default=256, help="default answer length in tokens")
 
-    chat = sub.add_parser("chat", help="chat with a local model")
-    chat.add_argument("--model", required=True)
-    chat.add_argument("--system", default=None)
-    chat.add_argument("--max-new-tokens", type=int, default=128)
+    chat = sub.add_parser("chat", help="chat with a local model (/help inside)", formatter_class=defaults)
+    chat.add_argument("--model", required=True, help="a Hugging Face model folder")
+    chat.add_argument("--system", default=None, help="system prompt (default: the model's own)")
+    chat.add_argument("--max-new-tokens", type=int, default=128, help="answer length in tokens")
 
     sub.add_parser("demo", help="build the tiny model, serve it and call it through OnlineChatModule")
 
     for name in ("render", "view"):
-        cmd = sub.add_parser(name, help=f"{name} a ChatPrompter's prompt")
+        cmd = sub.add_parser(name, help=f"{name} a ChatPrompter's prompt", formatter_class=defaults)
         cmd.add_argument("instruction", help="the instruction template ({slot}s allowed)")
         cmd.add_argument("input", help="the input: a str, or a JSON object of slot values")
         cmd.add_argument("--history", default=None, help='JSON: [["q", "a"], ...] or message dicts')
-        cmd.add_argument("--model-format", default=None, help="a registered family, e.g. qwen2.5")
+        cmd.add_argument("--model-format", default=None, help="a registered family, e.g. qwen2.5 (default: generic)")
+        cmd.add_argument("--system", default=None, help="system prompt (default: the prompter's own)")
+        cmd.add_argument("--tools", default=None, help='JSON list of tools: [{"type": "function", ...}]')
+        cmd.add_argument(
+            "--extra-keys", default=None, help="comma-separated extra keys read from a JSON input, e.g. context,date"
+        )
         if name == "render":
-            cmd.add_argument("--format", default=None, help="text (default), openai, anthropic, gemini, ...")
+            cmd.add_argument("--format", default=None, help="text, openai, anthropic, gemini, ... (default: text)")
     return parser
 
 
@@ -69,26 +105,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(_COMMANDS[args.command](args) or 0)
     except (PromptError, ModuleError) as error:  # a mistake in what was asked: say what, no traceback
-        parser.exit(2, f"prompter {args.command}: error: {error}\n")
+        parser.exit(2, f"prompter {args.command}: error: {_one_line(error)}\n")
+
+
+def progress(message: str) -> None:
+    """One line of progress on stderr (stdout carries only results)."""
+    print(f"prompter: {message}", file=sys.stderr, flush=True)
+
+
+def require_extra(extra: str) -> None:
+    """Raise a :class:`ModuleConfigError` naming the extra to install when one of its packages is missing."""
+    missing = [name for name in _EXTRAS[extra] if importlib.util.find_spec(name) is None]
+    if missing:
+        hint = " (install torch first: docs/install.md)" if extra == "local" else ""
+        raise ModuleConfigError(
+            f"this command needs the {extra!r} extra ({', '.join(missing)} not installed): "
+            f"pip install 'prompter-kit[{extra}]'{hint}"
+        )
 
 
 def _tiny_model(args: argparse.Namespace) -> int:
+    require_extra("local")
+    t0 = time.perf_counter()
+    progress(f"building a tiny {args.family} model in {args.path} (random weights; a few seconds) ...")
     from modules.local.tiny_model import build_tiny_model
 
     _quiet()
     path = build_tiny_model(args.path, family=args.family, seed=args.seed, force=args.force)
+    progress(f"built in {time.perf_counter() - t0:.1f}s")
     print(f"built a tiny {args.family} model in {path}")
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {port}")
+
+
+def load_model(path: str, max_new_tokens: int) -> Any:
+    """A started TrainableModule, with progress on stderr (importing torch and loading take seconds)."""
+    require_extra("local")
+    folder = Path(path)
+    if folder.is_dir() and not (folder / "config.json").is_file():
+        # said before any progress line, so the mistake stays the one line on stderr
+        raise ModuleConfigError(f"{path!r} is not a model folder transformers can load: it has no config.json")
+    t0 = time.perf_counter()
+    progress(f"loading {path} (importing torch and transformers) ...")
     from modules.local.trainable import TrainableModule
 
     _quiet()
-    module = TrainableModule(args.model, max_new_tokens=args.max_new_tokens)
-    module.start(serve=True, port=args.port, host=args.host)
-    print(f"serving {module.name!r} at {module.url}  (Ctrl-C to stop)", flush=True)
+    module = TrainableModule(path, max_new_tokens=max_new_tokens).start()
+    progress(f"model loaded in {time.perf_counter() - t0:.1f}s")
+    return module
+
+
+def _serve(args: argparse.Namespace) -> int:
+    _check_port(args.port)
+    require_extra("server")
+    module = load_model(args.model, args.max_new_tokens)
     try:
+        t0 = time.perf_counter()
+        progress(f"starting the server on {args.host}:{args.port} ...")
+        module.start(serve=True, port=args.port, host=args.host)
+        progress(f"server up in {time.perf_counter() - t0:.1f}s")
+        print(f"serving {module.name!r} at {module.url}  (Ctrl-C to stop)", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
@@ -99,47 +179,44 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from modules.local.trainable import TrainableModule
     from prompter import ChatPrompter
 
-    _quiet()
     prompter = ChatPrompter(system=args.system) if args.system else ChatPrompter()
-    module = TrainableModule(args.model, max_new_tokens=args.max_new_tokens).prompt(prompter).start()
-    history: list[list[str]] = []
+    module = load_model(args.model, args.max_new_tokens)
     try:
-        while True:
-            try:
-                question = input("you> ")
-            except EOFError:
-                break
-            if not question.strip():
-                continue
-            print("model> ", end="", flush=True)
-            with module.stream(question, history=history) as stream:
-                for piece in stream:
-                    print(piece, end="", flush=True)
-            print()
-            history.append([question, stream.text])
+        return run_chat(module.prompt(prompter))
     finally:
         module.stop()
-    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
+    require_extra("local")
+    require_extra("server")
     from modules.demo import main as demo_main
 
     return demo_main()
 
 
+def _json_arg(option: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"prompter: invalid JSON in {option}: {exc}") from None
+
+
 def _prompt_args(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from prompter import ChatPrompter
 
-    try:
-        value: Any = json.loads(args.input) if args.input.lstrip().startswith("{") else args.input
-        history = json.loads(args.history) if args.history else None
-    except json.JSONDecodeError as exc:
-        raise SystemExit(f"prompter: invalid JSON: {exc}") from None
-    return ChatPrompter(args.instruction), value, history
+    value: Any = _json_arg("INPUT", args.input) if args.input.lstrip().startswith("{") else args.input
+    history = _json_arg("--history", args.history)
+    tools = _json_arg("--tools", args.tools)
+    extra_keys = [key.strip() for key in args.extra_keys.split(",") if key.strip()] if args.extra_keys else None
+    options: dict[str, Any] = {"extra_keys": extra_keys, "tools": tools}
+    if args.system is not None:
+        options["system"] = args.system
+    return ChatPrompter(args.instruction, **options), value, history
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -160,13 +237,17 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
 def _quiet() -> None:
     try:
         from transformers.utils import logging
 
         logging.disable_progress_bar()
         logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover - the error surfaces where transformers is needed
+    except ImportError:  # pragma: no cover - require_extra names the extra first
         pass
 
 

@@ -29,6 +29,33 @@ def test_docs_code_blocks_run(page: Path) -> None:
         exec(code, namespace)  # noqa: S102 - our own documentation
 
 
+# fences whose code is not ours to run: shell commands, output, and another library's code
+# on a "Coming from" page (tagged `py`, the library not being a dependency)
+NOT_RUN = {"bash", "text", "json", "py"}
+
+
+def test_every_code_block_either_runs_or_is_declared_not_python() -> None:
+    wrong = []
+    for page in PAGES:
+        for number, tag in enumerate(re.findall(r"^```(\S*)$", page.read_text(encoding="utf-8"), re.M)[::2], 1):
+            if tag == "python":
+                continue
+            if tag not in NOT_RUN or (tag == "py" and not page.name.startswith("coming-from-")):
+                wrong.append(f"{page.name} fence {number}: ```{tag}")
+    assert not wrong, "tag python blocks `python` so they run; other library's code `py` on coming-from pages: " + str(
+        wrong
+    )
+
+
+def test_every_migration_page_shows_their_code_and_ours_and_a_table_of_differences() -> None:
+    for name in ("lazyllm", "hf-chat-templates", "langchain", "opencompass", "agentscope"):
+        text = (ROOT / "docs" / f"coming-from-{name}.md").read_text(encoding="utf-8")
+        assert "## Deliberate differences" in text, name
+        section = text.split("## Deliberate differences", 1)[1]
+        assert section.count("\n| ") >= 3, f"{name}: the differences table has fewer than two rows"
+        assert _blocks(ROOT / "docs" / f"coming-from-{name}.md"), f"{name}: no block of ours that runs"
+
+
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
 def test_examples_run(script: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}

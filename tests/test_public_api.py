@@ -39,3 +39,17 @@ def test_importing_prompter_loads_no_heavy_dependency() -> None:
     code = "import sys, prompter; print(sorted(m for m in ('jinja2', 'requests', 'torch', 'transformers', 'logging') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("package", ["prompter", "modules"])
+def test_every_exported_name_is_in_the_generated_reference(package: str) -> None:
+    # each name has a mkdocstrings directive of its own, or its whole defining module has one
+    text = REFERENCE.read_text(encoding="utf-8")
+    directives = set(re.findall(r"^::: ([\w.]+)$", text, re.M))
+    module = importlib.import_module(package)
+    missing = []
+    for name in module.__all__:
+        defined_in = getattr(module, name).__module__
+        if not any(d.endswith(f".{name}") or d == defined_in for d in directives):
+            missing.append(f"{name} (from {defined_in})")
+    assert not missing, f"add a `::: path.Name` line to docs/reference.md for: {missing}"

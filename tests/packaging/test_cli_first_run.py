@@ -1,0 +1,175 @@
+"""What a new user meets first on the command line: --version, help, progress, clear one-line errors, chat commands."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
+
+import prompter
+from modules.chat_repl import run_chat
+from modules.cli import main
+
+
+def _exit_code(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    return int(exited.value.code or 0)
+
+
+def test_version_names_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _exit_code(["--version"]) == 0
+    assert capsys.readouterr().out == f"prompter {prompter.__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["tiny-model", "serve", "chat", "render", "view"])
+def test_every_option_has_help_and_shows_its_default(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from modules.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "command").choices[command]  # type: ignore[union-attr]
+    for action in sub._actions:
+        if action.dest == "help":
+            continue
+        assert action.help, f"{command} {action.option_strings or action.dest} has no help"
+    assert _exit_code([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    with_defaults = [a for a in sub._actions if a.option_strings and a.default not in (None, False, "==SUPPRESS==")]
+    for action in with_defaults:
+        assert f"(default: {action.default})" in " ".join(out.split()), f"{command}: default of {action.dest} not shown"
+
+
+def test_render_takes_system_tools_and_extra_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    tools = [{"type": "function", "function": {"name": "purr_rate", "parameters": {"type": "object"}}}]
+    argv = ["render", "About {topic}.", json.dumps({"topic": "cats", "context": "Cats purr.", "input": "Why?"})]
+    argv += ["--system", "Be brief.", "--tools", json.dumps(tools), "--extra-keys", "context", "--format", "openai"]
+    assert main(argv) == 0
+    body = json.loads(capsys.readouterr().out)
+    system = body["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("Be brief.")
+    assert "Cats purr." in system["content"] and "About cats." in system["content"]
+    assert body["tools"] == tools
+    assert body["messages"][-1] == {"role": "user", "content": "Why?"}
+
+
+def test_render_bad_tools_json_is_a_clean_exit() -> None:
+    with pytest.raises(SystemExit, match="invalid JSON in --tools"):
+        main(["render", "x", "hi", "--tools", "[not json"])
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_a_port_out_of_range_is_one_line_and_exit_2(port: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _exit_code(["serve", "--model", str(tmp_path), "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err == f"prompter serve: error: --port: expected 0..65535 (0 picks a free port), got {port}\n"
+
+
+@pytest.mark.parametrize(
+    ("missing", "argv", "extra"),
+    [
+        ("fastapi", ["serve", "--model", "M", "--port", "0"], "server"),
+        ("uvicorn", ["serve", "--model", "M"], "server"),
+        ("torch", ["chat", "--model", "M"], "local"),
+        ("transformers", ["tiny-model", "P"], "local"),
+        ("fastapi", ["demo"], "server"),
+    ],
+)
+def test_a_missing_extra_is_named_with_the_install_command(
+    missing: str, argv: list[str], extra: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, missing, None)  # find_spec and import now both say "not installed"
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"pip install 'prompter-kit[{extra}]'" in err and missing in err, err
+
+
+def test_tiny_model_reports_progress_on_stderr_and_the_result_on_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[Path] = []
+
+    def fake_build(path: str, **options: object) -> Path:
+        built.append(Path(path))
+        return Path(path)
+
+    monkeypatch.setattr("modules.local.tiny_model.build_tiny_model", fake_build)
+    assert main(["tiny-model", str(tmp_path / "m")]) == 0
+    captured = capsys.readouterr()
+    assert built == [tmp_path / "m"]
+    assert captured.out == f"built a tiny qwen2.5 model in {tmp_path / 'm'}\n"
+    assert "building a tiny qwen2.5 model" in captured.err and "random weights" in captured.err
+    assert "built in" in captured.err
+
+
+class _Recorder:
+    """A stand-in module: records what reaches the model."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[list[str]]]] = []
+
+    def stream(self, question: str, history: list[list[str]]) -> _Stream:
+        self.calls.append((question, [list(turn) for turn in history]))
+        return _Stream(f"echo {question}")
+
+
+class _Stream:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __enter__(self) -> _Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        yield self.text
+
+
+def test_chat_commands_never_reach_the_model() -> None:
+    lines = iter(["/help", "hello", "/reset", "again", "/bogus", "//slash", "/exit", "never read"])
+    out = io.StringIO()
+    recorder = _Recorder()
+    assert run_chat(recorder, read=lambda prompt: next(lines), out=out) == 0
+    assert recorder.calls == [
+        ("hello", []),
+        ("again", []),  # /reset forgot the first exchange
+        ("/slash", [["again", "echo again"]]),
+    ]
+    text = out.getvalue()
+    assert "/reset" in text and "/exit" in text  # the help
+    assert "(conversation reset)" in text and "unknown command /bogus" in text
+    assert next(lines) == "never read"
+
+
+def test_chat_on_a_real_model_shows_progress_then_answers(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("/help\nhello\n/exit\n"))
+    assert main(["chat", "--model", str(tiny_model_path), "--max-new-tokens", "3"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("model> ") == 1
+    assert f"loading {tiny_model_path}" in captured.err and "model loaded in" in captured.err
+
+
+def test_the_demo_tells_a_short_story_and_says_the_weights_are_random(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from modules.demo import main as demo
+
+    monkeypatch.setenv("PROMPTER_CACHE", str(tiny_model_path.parent.parent))
+    out = io.StringIO()
+    assert demo(out) == 0
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert len(lines) <= 40, f"{len(lines)} lines"
+    assert "RANDOM" in text and "gibberish" in text
+    steps = [line for line in lines if line[:2] in ("1.", "2.", "3.", "4.")]
+    assert len(steps) == 4
+    assert "(same as in-process: True)" in text
