@@ -40,6 +40,7 @@ from prompter.errors import (
 from prompter.formats.model_format import GENERIC
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
+from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
@@ -67,24 +68,28 @@ def _extra_keys_block(keys: tuple[str, ...]) -> str:
 def _as_key_list(value: object, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
+    value = plain_copy(value, name)
     keys = [value] if isinstance(value, str) else value
     if not isinstance(keys, (list, tuple)):
         raise PromptTypeError(f"{name}: expected a str or a list of str, got {type(value).__name__}")
     for key in keys:
         if not isinstance(key, str) or not SLOT_PATTERN.fullmatch("{" + key + "}"):
-            raise PromptValueError(f"{name}: {key!r} is not an identifier and cannot name a slot")
+            raise PromptValueError(f"{name}: {shown(key)} is not an identifier and cannot name a slot")
     return tuple(dict.fromkeys(keys))
 
 
 def _split_instruction(instruction: object) -> tuple[str, str]:
     if instruction is None:
         return "", ""
+    instruction = plain_copy(instruction, "instruction")
     if isinstance(instruction, str):
         return instruction, ""
     if isinstance(instruction, Mapping):
-        unknown = sorted(set(map(str, instruction)) - {"system", "user"})
+        unknown = [shown(key) for key in instruction if key not in ("system", "user")]
         if unknown:
-            raise PromptValueError(f"instruction: a dict instruction takes only 'system' and 'user', got {unknown}")
+            raise PromptValueError(
+                f"instruction: a dict instruction takes only 'system' and 'user', got {', '.join(unknown)}"
+            )
         parts = []
         for key in ("system", "user"):
             part = instruction.get(key) or ""
@@ -201,14 +206,15 @@ class PrompterBase:
         self.show = bool(show)
         if tools is not None and not self.allows_tools:
             raise ToolsError(f"{type(self).__name__} takes no tools")
+        tools = plain_copy(tools, "tools", ToolsError)
         # an empty list offers no tools and locks nothing
         self._tools = ToolSet.from_user(tools, shared=True) if tools else None
         if history is not None and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
-        self._history: tuple[Turn, ...] = normalize_history(history, "history")
+        self._history: tuple[Turn, ...] = normalize_history(plain_copy(history, "history", HistoryError), "history")
         if system is not None and not isinstance(system, str):
             raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
-        self._system_arg = system
+        self._system_arg = None if system is None else str.__str__(system)
         self._enable_system = bool(enable_system) and self.uses_system
         self._library_system = default_system_prompt()
         self._plans: dict[tuple[int, bool], LayoutPlan] = {}
@@ -253,7 +259,7 @@ class PrompterBase:
             if self.allows_free_input:
                 return _NO_VALUES, input, ()
         if isinstance(input, _SCALARS) and not isinstance(input, bool):
-            text = input if type(input) is str else str(input)
+            text = slot_text(input, "input")
             if not slots:
                 if not self.allows_free_input:
                     raise InputTypeError(f"{type(self).__name__} has no slot to receive a {type(input).__name__} input")
@@ -297,7 +303,7 @@ class PrompterBase:
             if type(value) is str:
                 values[slot] = value
             elif isinstance(value, _SCALARS) and not isinstance(value, bool):
-                values[slot] = str(value)
+                values[slot] = slot_text(value, f"input[{slot!r}]")
             else:
                 raise InputTypeError(
                     f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}"
@@ -306,7 +312,7 @@ class PrompterBase:
             raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
         for key in input:
             if type(key) is not str:
-                raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {key!r}")
+                raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {shown(key)}")
         rest = [key for key in input if key not in self._slot_set]
         if not rest:
             return values, "", ()
@@ -329,14 +335,14 @@ class PrompterBase:
         if type(value) is str:
             return {}, value, ()
         if isinstance(value, _SCALARS) and not isinstance(value, bool):
-            return {}, str(value), ()
+            return {}, slot_text(value, where), ()
         if isinstance(value, Mapping) or (isinstance(value, (list, tuple)) and value):
             return {}, "", messages_from(value, where)
         raise InputTypeError(f"{where}: expected str, a message dict or a list of them, got {type(value).__name__}")
 
     def _tools_for(self, tools: object) -> ToolSet | None:
-        if tools is None:
-            return self._tools
+        if tools is None or (isinstance(tools, (list, tuple)) and not tools):
+            return self._tools  # an empty list offers nothing and overrides nothing, as in LazyLLM
         if self._tools is not None:
             raise ToolsError(
                 f"{type(self).__name__} was constructed with tools, which locks the tool set; "
@@ -357,6 +363,11 @@ class PrompterBase:
         """Validate everything and assemble the neutral :class:`Conversation`."""
         if self._has_preprocess:
             input = self.preprocess(input)
+        # read once into plain data: nothing below calls the caller's objects or can change them
+        input = plain_copy(input, "input", InputTypeError)
+        history = plain_copy(history, "history", HistoryError)
+        tools = plain_copy(tools, "tools", ToolsError)
+        label = plain_copy(label, "label")
         values, text, current = self._split_input(input)
         if history is not None:
             if not self.allows_history:
@@ -402,6 +413,11 @@ class PrompterBase:
         chat template when ``model_format`` is a real model's format);
         ``return_dict=True`` is ``format="openai"``.
         """
+        if format is not None and not isinstance(format, str):
+            raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
+        for name, flag in (("return_dict", return_dict), ("show", show)):
+            if flag is not None and type(flag) is not bool:
+                raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
         fast = self._fast
         if (
             fast is not None
@@ -476,6 +492,8 @@ class PrompterBase:
         """The model's answer, without an echoed prompt and before-answer markup."""
         if type(output) is not str:
             raise PromptTypeError(f"get_response: output must be str, got {type(output).__name__}")
+        if input is not None and type(input) is not str:
+            raise PromptTypeError(f"get_response: input must be str or None, got {type(input).__name__}")
         if input and output.startswith(input):
             output = output[len(input) :]
         split = self.response_split
@@ -490,7 +508,7 @@ def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | Non
     if model_format is None or isinstance(model_format, ModelFormat):
         return model_format
     if isinstance(model_format, str):
-        return ModelFormat.get(model_format)
+        return ModelFormat.get(str.__str__(model_format))
     raise PromptTypeError(
         f"model_format: expected a ModelFormat or a family / model name, got {type(model_format).__name__}"
     )

@@ -271,7 +271,7 @@ DICT_CASES = [
                 {"role": "user", "content": "Weather in Paris?"},
                 {
                     "role": "assistant",
-                    "content": "",
+                    "content": None,  # None stays None (issue 10: LazyLLM and the OpenAI API keep null)
                     "tool_calls": [
                         {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"city": "Paris"}'}}
                     ],
