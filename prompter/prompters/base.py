@@ -16,6 +16,7 @@ is defined.
 
 >>> class Shout(PrompterBase):
 ...     template = "{system}\\n{instruction}{user}{input}!"
+...     allows_tools = allows_history = False
 >>> Shout("Repeat after me: ", system="").generate_prompt("hey")
 '\\nRepeat after me: hey!'
 """
@@ -78,12 +79,13 @@ def _as_key_list(value: object, name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def _split_instruction(instruction: object) -> tuple[str, str]:
+def _split_instruction(instruction: object) -> tuple[str, str, bool]:
+    """(system-level part, user-level part, whether it was a ``{"system", "user"}`` dict)."""
     if instruction is None:
-        return "", ""
+        return "", "", False
     instruction = plain_copy(instruction, "instruction")
     if isinstance(instruction, str):
-        return instruction, ""
+        return instruction, "", False
     if isinstance(instruction, Mapping):
         unknown = [shown(key) for key in instruction if key not in ("system", "user")]
         if unknown:
@@ -96,7 +98,7 @@ def _split_instruction(instruction: object) -> tuple[str, str]:
             if not isinstance(part, str):
                 raise PromptTypeError(f"instruction[{key!r}]: expected str, got {type(part).__name__}")
             parts.append(part)
-        return parts[0], parts[1]
+        return parts[0], parts[1], True
     raise PromptTypeError(
         f"instruction: expected a str or {{'system': ..., 'user': ...}}, got {type(instruction).__name__}"
     )
@@ -112,6 +114,14 @@ class PrompterBase:
     """The string layout used when no model is bound."""
     instruction_template: ClassVar[str] = "{instruction}{extra_keys}"
     """Wraps the developer's instruction; ``{extra_keys}`` is the extra-keys block."""
+    dict_instruction_template: ClassVar[str] = "{instruction}"
+    """Wraps the system part of a ``{"system": ..., "user": ...}`` instruction instead.
+
+    A dict instruction is laid out as LazyLLM 1.4.0 lays it out: the system part in this
+    wrapper (no ``instruction_template`` newlines), the extra-keys block after the user part.
+    """
+    dict_extra_keys_separator: ClassVar[str] = ""
+    """Between a dict instruction's user part and the extra-keys block, when there are extra keys."""
     allows_history: ClassVar[bool] = True
     """Whether ``history=`` is accepted."""
     allows_tools: ClassVar[bool] = True
@@ -149,6 +159,12 @@ class PrompterBase:
                 f"{cls.__name__}.instruction_template must contain {{instruction}} and may contain "
                 f"{{extra_keys}}; got {cls.instruction_template!r}"
             )
+        dict_wrapper = cls.dict_instruction_template
+        if not isinstance(dict_wrapper, str) or InstructionTemplate(dict_wrapper).slots != ("instruction",):
+            raise DeclarationError(
+                f"{cls.__name__}.dict_instruction_template must contain {{instruction}} and no other slot; "
+                f"got {dict_wrapper!r}"
+            )
         # every field that can carry something must have a place, or the text output would drop it
         needed = {"instruction", "user"}
         needed |= {name for name, wanted in (("system", cls.uses_system), ("tools", cls.allows_tools),
@@ -183,7 +199,7 @@ class PrompterBase:
             if extra_keys is not None:
                 raise PromptValueError("pass extra_keys or its deprecated alias extro_keys, not both")
             extra_keys = extro_keys
-        system_src, user_src = _split_instruction(instruction)
+        system_src, user_src, is_dict = _split_instruction(instruction)
         keys = _as_key_list(extra_keys, "extra_keys")
         if (
             not keys
@@ -192,7 +208,12 @@ class PrompterBase:
             and not SLOT_PATTERN.search(user_src)
         ):
             keys = (self.implicit_input_key,)
-        if system_src or keys:
+        if is_dict:
+            # LazyLLM's layout: its own wrapper for the system part, extra keys after the user part
+            wrapped = InstructionTemplate(self.dict_instruction_template).fill({"instruction": system_src})
+            if keys:
+                user_src += self.dict_extra_keys_separator + _extra_keys_block(keys)
+        elif system_src or keys:
             wrapped = InstructionTemplate(self.instruction_template).fill(
                 {"instruction": system_src, "extra_keys": _extra_keys_block(keys)}
             )
