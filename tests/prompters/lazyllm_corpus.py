@@ -108,6 +108,7 @@ def build_cases() -> list[dict[str, Any]]:
         case.setdefault("label", None)
         case.setdefault("tool_tokens", False)
         case.setdefault("enable_system", True)
+        case.setdefault("ctor_history", None)
         cases.append({"id": case_id, **case})
 
     instructions = [("str", i) for i in STR_INSTRUCTIONS] + [("dict", i) for i in DICT_INSTRUCTIONS]
@@ -147,6 +148,28 @@ def build_cases() -> list[dict[str, Any]]:
         input={"role": "tool", "tool_call_id": "call_1", "content": "42"}, history=TOOL_ROUND[:2], tools=TOOLS)
     add("chat-dict4-tool-result-input-openai", prompter="chat", instruction=DICT_INSTRUCTIONS[4], format="openai",
         input={"role": "tool", "tool_call_id": "call_1", "content": "42"}, history=TOOL_ROUND[:2], tools=TOOLS)
+
+    # odds and ends: constructor history, labels in text, names, empty and unicode input, tuples of extra keys
+    for fmt in (None, "openai"):
+        tag = fmt or "text"
+        add(f"chat-ctor-history-{tag}", prompter="chat", instruction="Be brief.", ctor_history=PAIRS[:1],
+            input="hi", history=PAIRS[1:], format=fmt)
+        add(f"chat-empty-input-{tag}", prompter="chat", instruction={"system": "S.", "user": "U: "}, input="",
+            format=fmt)
+        add(f"chat-unicode-{tag}", prompter="chat", instruction={"system": "Réponds {ton}.", "user": "问题：{q}\n"},
+            input={"ton": "poliment 😀", "q": "为什么？", "input": "\tok\n"}, format=fmt)
+        add(f"alpaca-tuple-keys-{tag}", prompter="alpaca", instruction={"system": "Sum {a}."},
+            extra_keys=("b", "c"), input={"a": "1", "b": "2", "c": "3"}, format=fmt)
+        add(f"chat-history-named-messages-{tag}", prompter="chat", instruction=None, input="next", format=fmt,
+            history=[{"role": "user", "content": "hi", "name": "ann"}, {"role": "assistant", "content": "yo"}])
+    add("chat-label-text", prompter="chat", instruction="Compute: {expr}", input={"expr": "1+1"}, label="2",
+        format=None)
+    add("alpaca-label-text", prompter="alpaca", instruction={"user": "Compute: {expr}"}, input={"expr": "1+1"},
+        label="2", format=None)
+    add("deliberate-tool-call-shape-openai", prompter="chat", instruction=None, input="next", format="openai",
+        history=[{"role": "assistant", "content": "", "tool_calls": [{"id": "c", "function": {"name": "calc",
+                                                                                     "arguments": {"x": 1}}}]},
+                 {"role": "tool", "tool_call_id": "c", "content": "1"}])
 
     # the cases behind each deliberate difference (test_lazyllm_parity.DELIBERATE says why)
     # LazyLLM fills slot after slot, in set order: values naming each other are refilled in any order
@@ -188,7 +211,8 @@ def run_lazyllm(case: dict[str, Any]) -> dict[str, Any]:
     try:
         if case["prompter"] == "chat":
             p = ChatPrompter(
-                case["instruction"], case["extra_keys"], tools=case["ctor_tools"], enable_system=case["enable_system"]
+                case["instruction"], case["extra_keys"], tools=case["ctor_tools"], history=case["ctor_history"],
+                enable_system=case["enable_system"],
             )
         else:
             p = AlpacaPrompter(case["instruction"], case["extra_keys"], tools=case["ctor_tools"])
