@@ -114,11 +114,12 @@ class PrompterBase:
     """The string layout used when no model is bound."""
     instruction_template: ClassVar[str] = "{instruction}{extra_keys}"
     """Wraps the developer's instruction; ``{extra_keys}`` is the extra-keys block."""
-    dict_instruction_template: ClassVar[str] = "{instruction}"
-    """Wraps the system part of a ``{"system": ..., "user": ...}`` instruction instead.
+    dict_instruction_template: ClassVar[str | None] = None
+    """If set, wraps the system part of a ``{"system": ..., "user": ...}`` instruction instead.
 
-    A dict instruction is laid out as LazyLLM 1.4.0 lays it out: the system part in this
-    wrapper (no ``instruction_template`` newlines), the extra-keys block after the user part.
+    The system part then goes in this wrapper (no ``instruction_template`` and its newlines) and
+    the extra-keys block follows the user part: LazyLLM 1.4.0's layout, which Chat and Alpaca
+    declare. Unset, a dict instruction's system part is wrapped like a str instruction.
     """
     dict_extra_keys_separator: ClassVar[str] = ""
     """Between a dict instruction's user part and the extra-keys block, when there are extra keys."""
@@ -160,7 +161,9 @@ class PrompterBase:
                 f"{{extra_keys}}; got {cls.instruction_template!r}"
             )
         dict_wrapper = cls.dict_instruction_template
-        if not isinstance(dict_wrapper, str) or InstructionTemplate(dict_wrapper).slots != ("instruction",):
+        if dict_wrapper is not None and (
+            not isinstance(dict_wrapper, str) or InstructionTemplate(dict_wrapper).slots != ("instruction",)
+        ):
             raise DeclarationError(
                 f"{cls.__name__}.dict_instruction_template must contain {{instruction}} and no other slot; "
                 f"got {dict_wrapper!r}"
@@ -208,7 +211,7 @@ class PrompterBase:
             and not SLOT_PATTERN.search(user_src)
         ):
             keys = (self.implicit_input_key,)
-        if is_dict:
+        if is_dict and self.dict_instruction_template is not None:
             # LazyLLM's layout: its own wrapper for the system part, extra keys after the user part
             wrapped = InstructionTemplate(self.dict_instruction_template).fill({"instruction": system_src})
             if keys:
@@ -434,11 +437,12 @@ class PrompterBase:
         chat template when ``model_format`` is a real model's format);
         ``return_dict=True`` is ``format="openai"``.
         """
-        if format is not None and not isinstance(format, str):
-            raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
-        for name, flag in (("return_dict", return_dict), ("show", show)):
-            if flag is not None and type(flag) is not bool:
-                raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
+        if (
+            (format is not None and not isinstance(format, str))
+            or type(return_dict) is not bool
+            or (show is not None and type(show) is not bool)
+        ):
+            _refuse_call_options(format, return_dict, show)
         fast = self._fast
         if (
             fast is not None
@@ -521,6 +525,15 @@ class PrompterBase:
         if split and split in output:
             output = output.rsplit(split, 1)[1]
         return output
+
+
+def _refuse_call_options(format: object, return_dict: object, show: object) -> None:
+    if format is not None and not isinstance(format, str):
+        raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
+    for name, flag in (("return_dict", return_dict), ("show", show)):
+        if flag is not None and type(flag) is not bool:
+            raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
+    raise PromptTypeError("return_dict: expected True or False, got None")
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
