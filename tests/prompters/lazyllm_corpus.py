@@ -181,6 +181,12 @@ def build_cases() -> list[dict[str, Any]]:
         input={"a": "x<!lazyllm-spliter!>y</!lazyllm-spliter!>z"}, format="openai")
     add("deliberate-label-openai", prompter="chat", instruction="Compute: {expr}", input={"expr": "1+1"},
         label="2", format="openai")
+    for fmt in (None, "openai"):
+        tag = fmt or "text"
+        add(f"deliberate-extra-key-only-empty-instruction-{tag}", prompter="chat", instruction=None,
+            extra_keys="notes", input={"notes": "N"}, format=fmt)
+        add(f"alpaca-extra-keys-no-instruction-{tag}", prompter="alpaca", instruction=None, extra_keys=["a", "b"],
+            input={"a": "A", "b": "B"}, format=fmt)
     add("deliberate-extra-keys-empty-instruction-text", prompter="chat", instruction=None, extra_keys="notes",
         input={"notes": "N", "input": "hi"}, format=None)
     add("deliberate-extra-keys-empty-instruction-openai", prompter="chat", instruction="", extra_keys="notes",
