@@ -338,3 +338,28 @@ def test_huge_int_and_hostile_scalars_in_a_slot_give_a_prompt_error_or_their_tex
 def test_deep_or_self_containing_values_give_a_prompt_error_naming_where(where: str, call: dict[str, Any]) -> None:
     with pytest.raises(PromptError, match=where):
         ChatPrompter("Hi.").generate_prompt(**{"input": "q", **call}, format="openai")
+
+
+MODEL_FORMATS = ["chatml", "qwen2.5", "llama-3.1", "glm-4", "mistral-v0.3-tools", "gemma-2", "deepseek-r1", "hermes-2-pro"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    which=st.sampled_from(["chat", "alpaca"]),
+    instruction=INSTRUCTION,
+    call=CALLS,
+    family=st.sampled_from(MODEL_FORMATS),
+)
+def test_hostile_input_with_a_model_format_bound_ends_in_a_result_or_a_prompt_error(
+    which: str, instruction: Any, call: dict[str, Any], family: str
+) -> None:
+    """The same property through a real model's chat template (the sandboxed renderer)."""
+    call = {**call, "format": None}
+    arguments = (instruction, call)
+    before = snapshot(arguments)
+    try:
+        prompter = PROMPTERS[which](instruction, None, None)
+        prompter.generate_prompt(**call, model_format=family)
+    except PromptError:
+        pass
+    assert snapshot(arguments) == before
