@@ -227,7 +227,7 @@ class PrompterBase:
         self._slots: tuple[str, ...] = tuple(dict.fromkeys(self._instruction.slots + self._user.slots))
         self._slot_set = frozenset(self._slots)
         self.extra_keys: tuple[str, ...] = keys
-        self.show = bool(show)
+        self.show = _flag(show, "show")
         if tools is not None and not self.allows_tools:
             raise ToolsError(f"{type(self).__name__} takes no tools")
         tools = plain_copy(tools, "tools", ToolsError)
@@ -239,7 +239,7 @@ class PrompterBase:
         if system is not None and not isinstance(system, str):
             raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
         self._system_arg = None if system is None else str.__str__(system)
-        self._enable_system = bool(enable_system) and self.uses_system
+        self._enable_system = _flag(enable_system, "enable_system") and self.uses_system
         self._library_system = default_system_prompt()
         self._plans: dict[tuple[int, bool], LayoutPlan] = {}
         self._system = self.system_prompt(None)
@@ -438,11 +438,11 @@ class PrompterBase:
         ``return_dict=True`` is ``format="openai"``.
         """
         if (
-            (format is not None and not isinstance(format, str))
-            or type(return_dict) is not bool
+            (format is not None and format.__class__ is not str)
+            or (return_dict is not None and type(return_dict) is not bool)
             or (show is not None and type(show) is not bool)
         ):
-            _refuse_call_options(format, return_dict, show)
+            format = _checked_call_options(format, return_dict, show)
         fast = self._fast
         if (
             fast is not None
@@ -527,13 +527,23 @@ class PrompterBase:
         return output
 
 
-def _refuse_call_options(format: object, return_dict: object, show: object) -> None:
+def _checked_call_options(format: Any, return_dict: object, show: object) -> Any:
+    """``format`` as an exact str (a str subclass's overrides are never called), once the flags are bools."""
     if format is not None and not isinstance(format, str):
         raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
     for name, flag in (("return_dict", return_dict), ("show", show)):
         if flag is not None and type(flag) is not bool:
             raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
-    raise PromptTypeError("return_dict: expected True or False, got None")
+    return None if format is None else str.__str__(format)
+
+
+def _flag(value: object, name: str) -> bool:
+    """A constructor's on/off argument: a bool, or an int as truth value (never the caller's ``__bool__``)."""
+    if isinstance(value, int):
+        return int.__bool__(value)  # bool is an int too
+    if value is None:
+        return False
+    raise PromptTypeError(f"{name}: expected True or False, got {type(value).__name__}")
 
 
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:

@@ -363,3 +363,25 @@ def test_hostile_input_with_a_model_format_bound_ends_in_a_result_or_a_prompt_er
     except PromptError:
         pass
     assert snapshot(arguments) == before
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", format=HostileStr("openai")), id="format-str-subclass"),
+        pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", format=RaisingObject()), id="format-object"),
+        pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", return_dict=RaisingObject()), id="return-dict"),
+        pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", show=RaisingObject()), id="show-at-call"),
+        pytest.param(lambda: ChatPrompter("Hi.", show=RaisingObject()), id="show-at-construction"),  # type: ignore[arg-type]
+        pytest.param(lambda: ChatPrompter("Hi.", enable_system=RaisingObject()), id="enable-system"),  # type: ignore[arg-type]
+        pytest.param(lambda: ChatPrompter("Hi.", system=HostileStr("S")).generate_prompt("x"), id="system-str-subclass"),
+        pytest.param(lambda: ChatPrompter("Hi.").get_response("out", input=RaisingObject()), id="get-response-input"),
+        pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", model_format=HostileStr("qwen2.5")),
+                     id="model-format-str-subclass"),
+    ],
+)
+def test_hostile_call_options_give_a_result_or_a_prompt_error(make: Any) -> None:
+    try:
+        make()
+    except PromptError:
+        pass
