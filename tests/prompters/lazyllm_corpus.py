@@ -2,7 +2,7 @@
 
 Each case is plain data: which prompter, its constructor arguments, the call's
 arguments and the output (``None``: the text for a local model; ``"openai"``:
-the chat API body). ``tests/prompters/test_lazyllm_parity.py`` runs our side
+the chat API body; ``"anthropic"``: LazyLLM's Anthropic body). ``tests/prompters/test_lazyllm_parity.py`` runs our side
 and compares it with ``data/lazyllm-1.4.0.json``, which this file writes when
 run with a Python that has LazyLLM 1.4.0 installed (``benchmarks/setup_lazyllm.sh``)::
 
@@ -115,7 +115,8 @@ def build_cases() -> list[dict[str, Any]]:
     for prompter, (kind, instruction), extra_keys in itertools.product(["chat", "alpaca"], instructions, EXTRA_KEYS):
         n = (STR_INSTRUCTIONS if kind == "str" else DICT_INSTRUCTIONS).index(instruction)
         keys = "-".join(extra_keys) if isinstance(extra_keys, list) else (extra_keys or "none")
-        for (input_kind, value), fmt in itertools.product(_inputs(prompter, instruction, extra_keys), [None, "openai"]):
+        outputs = [None, "openai", "anthropic"]
+        for (input_kind, value), fmt in itertools.product(_inputs(prompter, instruction, extra_keys), outputs):
             add(f"{prompter}-{kind}{n}-keys:{keys}-{input_kind}-{fmt or 'text'}", prompter=prompter,
                 instruction=instruction, extra_keys=extra_keys, input=value, format=fmt)
 
@@ -166,6 +167,13 @@ def build_cases() -> list[dict[str, Any]]:
         format=None)
     add("alpaca-label-text", prompter="alpaca", instruction={"user": "Compute: {expr}"}, input={"expr": "1+1"},
         label="2", format=None)
+    for fmt in (None, "openai"):
+        add(f"chat-int-fills-the-slot-{fmt or 'text'}", prompter="chat", instruction={"system": "N={n}"}, input=7,
+            format=fmt)
+    add("deliberate-tools-twice-openai", prompter="chat", instruction="Calc.", ctor_tools=TOOLS, tools=TOOLS[::-1],
+        input="6*7", format="openai")
+    add("deliberate-anthropic-tools", prompter="chat", instruction="Calc.", tools=TOOLS, input="6*7",
+        format="anthropic")
     add("deliberate-tool-call-shape-openai", prompter="chat", instruction=None, input="next", format="openai",
         history=[{"role": "assistant", "content": "", "tool_calls": [{"id": "c", "function": {"name": "calc",
                                                                                      "arguments": {"x": 1}}}]},
