@@ -40,9 +40,10 @@ reference and only calls ``generate_prompt`` / ``get_response`` on it.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
 
 from modules.errors import ModuleConfigError
 
@@ -50,6 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from prompter import PrompterBase
 
 __all__ = [
+    "GENERATION_OPTIONS",
+    "OPENAI_OPTIONS",
     "AssistantMessage",
     "ChatStream",
     "Completion",
@@ -69,6 +72,30 @@ ModuleInput = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 #: Keys a caller may not pass as generation options: they are set by the module.
 _RESERVED_OPTIONS = frozenset({"messages", "stream"})
+
+#: The fields of OpenAI's chat-completions request a caller may set per call (the module sets
+#: ``messages``, ``tools`` and ``stream``).
+OPENAI_OPTIONS = frozenset(
+    {
+        "model", "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens", "presence_penalty",
+        "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "seed", "user", "response_format",
+        "tool_choice", "parallel_tool_calls", "stream_options", "reasoning_effort", "service_tier", "metadata",
+        "store", "modalities", "audio", "prediction", "web_search_options", "verbosity",
+    }
+)  # fmt: skip
+
+#: What :attr:`ModuleBase.generation_options` holds unless a module declares its own: OpenAI's fields
+#: plus the local model's ``top_k`` and ``max_new_tokens``.
+GENERATION_OPTIONS = OPENAI_OPTIONS | {"top_k", "max_new_tokens"}
+
+#: LazyLLM's call keywords that prompter names differently, with the remedy.
+_LAZYLLM_KEYWORDS = {
+    "lazyllm_files": "pass files as content parts of a message dict input, e.g. {'role': 'user', 'content': "
+    "[{'type': 'image_url', 'image_url': {'url': ...}}]}",
+    "stream_output": "call .stream() instead: it returns the text pieces",
+    "chat_history": "pass the conversation as history= (llm_chat_history= is accepted as LazyLLM's name)",
+    "files": "pass files as content parts of a message dict input",
+}
 
 
 class ToolCallFunction(TypedDict):
@@ -253,6 +280,11 @@ class ModuleBase(Generic[RequestT]):
 
     _prompter: PrompterBase | None = None
 
+    generation_options: ClassVar[frozenset[str]] = GENERATION_OPTIONS
+    """The generation keywords a call accepts. Any other keyword is a :class:`ModuleConfigError`, never sent:
+    a typo (``temprature=``) or another library's keyword would otherwise reach the backend silently.
+    A module declares the set it knows (an online module: :data:`OPENAI_OPTIONS` and its provider's extras)."""
+
     # -- prompters -------------------------------------------------------------
 
     def prompt(self: M, prompt: Any = None) -> M:
@@ -291,8 +323,16 @@ class ModuleBase(Generic[RequestT]):
         tools: Sequence[Mapping[str, Any]] | None = None,
         **generation: Any,
     ) -> RequestT:
-        """The request a call with these arguments would send, as a plain value (no I/O)."""
-        return self._build_request(input, history, tools, self._check_options(generation))
+        """The request a call with these arguments would send, as a plain value (no I/O).
+
+        ``llm_chat_history=`` is accepted as LazyLLM's name for ``history=``.
+        """
+        if "llm_chat_history" in generation:
+            alias = generation.pop("llm_chat_history")
+            if history is not None and alias is not None:
+                raise ModuleConfigError("pass the conversation as history= or llm_chat_history=, not both")
+            history = alias if history is None else history
+        return self._build_request(input, history, tools, self._check_options(generation, self.generation_options))
 
     def __call__(
         self,
@@ -374,16 +414,33 @@ class ModuleBase(Generic[RequestT]):
         return self.prompter.get_response(text)
 
     @staticmethod
-    def _check_options(generation: dict[str, Any]) -> dict[str, Any]:
+    def _check_options(generation: dict[str, Any], known: frozenset[str] = GENERATION_OPTIONS) -> dict[str, Any]:
+        """``generation`` without its None values, once every name is ``known`` and every common value valid."""
         bad = sorted(_RESERVED_OPTIONS & generation.keys())
         if bad:
             raise ModuleConfigError(
                 f"generation option {bad[0]!r} is set by the module: "
                 "pass the conversation as input/history and use .stream() to stream"
             )
+        unknown = sorted(name for name in generation if name not in known)
+        if unknown:
+            raise ModuleConfigError(_unknown_option(unknown[0], known))
         options = {k: v for k, v in generation.items() if v is not None}
         for name, value in options.items():
             check = _OPTION_CHECKS.get(name)
             if check is not None and not check[0](value):
                 raise ModuleConfigError(f"generation option {name}={value!r}: expected {check[1]}")
         return options
+
+
+def _unknown_option(name: object, known: frozenset[str]) -> str:
+    """The error for a call keyword no option of the module matches: LazyLLM's remedy or the nearest names."""
+    shown = repr(name) if isinstance(name, str) and len(name) <= 60 else f"a {type(name).__name__}"
+    if isinstance(name, str) and name in _LAZYLLM_KEYWORDS:
+        return f"unknown call keyword {shown} (a LazyLLM keyword): {_LAZYLLM_KEYWORDS[name]}"
+    close = difflib.get_close_matches(name, sorted(known), n=2) if isinstance(name, str) else []
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return (
+        f"unknown call keyword {shown}: it is not a generation option of this module and is never sent; "
+        f"{hint}known options: {', '.join(sorted(known))}; the conversation goes in input= and history="
+    )

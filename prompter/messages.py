@@ -61,6 +61,9 @@ class Message(NamedTuple):
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    content_null: bool = False
+    """The caller gave ``content: None`` (an assistant message that only calls tools); ``content`` is then
+    ``""`` for every renderer, and the OpenAI dialect sends ``null`` back, as the caller wrote it."""
 
 
 Turn = tuple[str, str] | Message
@@ -83,6 +86,13 @@ def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> s
 
 def _type_name(value: object) -> str:
     return type(value).__name__
+
+
+def _shown(value: object) -> str:
+    """A value in an error message: the repr of a short str, else its type (a repr can raise or be huge)."""
+    if type(value) is str and len(value) <= 40:
+        return repr(value)
+    return f"a {_type_name(value)}"
 
 
 def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
@@ -111,7 +121,7 @@ def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
                 detail = image.get("detail") if isinstance(image, Mapping) else None
                 parts.append(ContentPart("image_url", url=url, detail=detail))
             else:
-                raise MessageError(f"{here}: unsupported content part type {kind!r}; use 'text' or 'image_url'")
+                raise MessageError(f"{here}: unsupported content part type {_shown(kind)}; use 'text' or 'image_url'")
         return tuple(parts)
     raise MessageError(f"{where}: expected str or a list of content parts, got {_type_name(value)}")
 
@@ -161,7 +171,7 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     if not isinstance(role, str) or role not in ROLES:
         if role is None:
             raise MessageError(f"{where}: a message needs a 'role' (one of system, user, assistant, tool)")
-        raise MessageError(f"{where}: unknown role {role!r}; expected one of system, user, assistant, tool")
+        raise MessageError(f"{where}: unknown role {_shown(role)}; expected one of system, user, assistant, tool")
     raw_calls = raw.get("tool_calls") or ()
     if not isinstance(raw_calls, (list, tuple)):
         raise MessageError(f"{where}.tool_calls: expected a list, got {_type_name(raw_calls)}")
@@ -173,7 +183,9 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
         if not (role == "assistant" and calls):
             raise MessageError(f"{where}: content is missing; only an assistant message with tool_calls may omit it")
         content: str | tuple[ContentPart, ...] = ""
+        null = True
     else:
+        null = False
         content = _content_from(value, f"{where}.content")
     tool_call_id = raw.get("tool_call_id")
     if tool_call_id is not None and not isinstance(tool_call_id, str):
@@ -181,7 +193,7 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
-    return Message(role, content, calls, tool_call_id, name)  # type: ignore[arg-type]
+    return Message(role, content, calls, tool_call_id, name, null)  # type: ignore[arg-type]
 
 
 def normalize_history(history: object, where: str = "history") -> tuple[Turn, ...]:

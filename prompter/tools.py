@@ -66,6 +66,13 @@ def _read_only(value: Any) -> Any:
     return value
 
 
+def _shown(value: object) -> str:
+    # a repr can raise (an int past the digit limit) or be huge: short str and small values only
+    if value is None or type(value) is bool or (isinstance(value, str) and len(value) <= 40):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
 def _validate(tools: object, where: str) -> None:
     if not isinstance(tools, (list, tuple)):
         raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
@@ -77,11 +84,11 @@ def _validate(tools: object, where: str) -> None:
         if tool.get("type", "function") != "function" or not isinstance(function, Mapping):
             raise ToolsError(
                 f"{here}: expected {{'type': 'function', 'function': {{'name': ..., ...}}}}, "
-                f"got keys {sorted(map(str, tool))}"
+                f"got keys {sorted(_shown(key) for key in tool)}"
             )
         name = function.get("name")
         if not isinstance(name, str) or not name:
-            raise ToolsError(f"{here}.function.name: expected a non-empty str, got {name!r}")
+            raise ToolsError(f"{here}.function.name: expected a non-empty str, got {_shown(name)}")
 
 
 class ToolSet:

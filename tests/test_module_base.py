@@ -176,3 +176,53 @@ def test_import_modules_imports_neither_requests_nor_torch():
     code = "import sys, modules; print('requests' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+# -- call keywords: LazyLLM's history alias, and nothing unknown ever sent ------------------------------
+
+
+def test_llm_chat_history_is_lazyllms_name_for_history():
+    m = Recorder().prompt(ChatPrompter("Sys"))
+    m("q2", llm_chat_history=[["q1", "a1"]])
+    req = m.backend["requests"][0]
+    assert "llm_chat_history" not in req
+    assert [msg["content"] for msg in req["messages"]] == ["You are a helpful assistant.\nSys\n\n", "q1", "a1", "q2"]
+    s = Streamer().prompt(ChatPrompter("Sys"))
+    list(s.stream("q2", llm_chat_history=[["q1", "a1"]]))
+    assert [msg["content"] for msg in s.backend["requests"][0]["messages"]][1:3] == ["q1", "a1"]
+
+
+def test_history_and_llm_chat_history_together_are_refused():
+    with pytest.raises(ModuleConfigError, match="history= or llm_chat_history="):
+        Recorder()("x", history=[["a", "b"]], llm_chat_history=[["c", "d"]])
+
+
+@pytest.mark.parametrize(
+    ("keyword", "remedy"),
+    [
+        pytest.param("temprature", "temperature", id="typo"),
+        pytest.param("lazyllm_files", "content parts", id="lazyllm-files"),
+        pytest.param("stream_output", r"\.stream\(\)", id="lazyllm-stream-output"),
+        pytest.param("chat_history", "history=", id="other-history-name"),
+        pytest.param("max_new_tokns", "max_tokens", id="another-typo"),
+    ],
+)
+def test_an_unknown_call_keyword_is_an_error_never_sent(keyword, remedy):
+    m = Recorder()
+    with pytest.raises(ModuleConfigError, match=remedy) as caught:
+        m("x", **{keyword: 1})
+    assert keyword in str(caught.value)
+    with pytest.raises(ModuleConfigError, match=keyword):
+        m.stream("x", **{keyword: 1})
+    with pytest.raises(ModuleConfigError, match=keyword):
+        m.build_request("x", **{keyword: 1})
+    assert m.backend["requests"] == []
+
+
+def test_a_subclass_declares_the_generation_options_it_knows():
+    class Narrow(Recorder):
+        generation_options = frozenset({"temperature"})
+
+    Narrow()("x", temperature=0.1)
+    with pytest.raises(ModuleConfigError, match="top_p"):
+        Narrow()("x", top_p=0.5)

@@ -27,6 +27,8 @@ class AlpacaPrompter(PrompterBase):
 
     template = "{system}\n{instruction}\n{tools}\n{user}### Response:\n"
     instruction_template = ALPACA_PREAMBLE + "{instruction}\n\n{extra_keys}"
+    dict_instruction_template = ALPACA_PREAMBLE + "{instruction}"  # the preamble stays with a dict instruction
+    dict_extra_keys_separator = "\n\n"
     allows_history = False
     allows_free_input = False
     implicit_input_key = "input"

@@ -16,6 +16,7 @@ is defined.
 
 >>> class Shout(PrompterBase):
 ...     template = "{system}\\n{instruction}{user}{input}!"
+...     allows_tools = allows_history = False
 >>> Shout("Repeat after me: ", system="").generate_prompt("hey")
 '\\nRepeat after me: hey!'
 """
@@ -40,6 +41,7 @@ from prompter.errors import (
 from prompter.formats.model_format import GENERIC
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
+from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
@@ -67,31 +69,36 @@ def _extra_keys_block(keys: tuple[str, ...]) -> str:
 def _as_key_list(value: object, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
+    value = plain_copy(value, name)
     keys = [value] if isinstance(value, str) else value
     if not isinstance(keys, (list, tuple)):
         raise PromptTypeError(f"{name}: expected a str or a list of str, got {type(value).__name__}")
     for key in keys:
         if not isinstance(key, str) or not SLOT_PATTERN.fullmatch("{" + key + "}"):
-            raise PromptValueError(f"{name}: {key!r} is not an identifier and cannot name a slot")
+            raise PromptValueError(f"{name}: {shown(key)} is not an identifier and cannot name a slot")
     return tuple(dict.fromkeys(keys))
 
 
-def _split_instruction(instruction: object) -> tuple[str, str]:
+def _split_instruction(instruction: object) -> tuple[str, str, bool]:
+    """(system-level part, user-level part, whether it was a ``{"system", "user"}`` dict)."""
     if instruction is None:
-        return "", ""
+        return "", "", False
+    instruction = plain_copy(instruction, "instruction")
     if isinstance(instruction, str):
-        return instruction, ""
+        return instruction, "", False
     if isinstance(instruction, Mapping):
-        unknown = sorted(set(map(str, instruction)) - {"system", "user"})
+        unknown = [shown(key) for key in instruction if key not in ("system", "user")]
         if unknown:
-            raise PromptValueError(f"instruction: a dict instruction takes only 'system' and 'user', got {unknown}")
+            raise PromptValueError(
+                f"instruction: a dict instruction takes only 'system' and 'user', got {', '.join(unknown)}"
+            )
         parts = []
         for key in ("system", "user"):
             part = instruction.get(key) or ""
             if not isinstance(part, str):
                 raise PromptTypeError(f"instruction[{key!r}]: expected str, got {type(part).__name__}")
             parts.append(part)
-        return parts[0], parts[1]
+        return parts[0], parts[1], True
     raise PromptTypeError(
         f"instruction: expected a str or {{'system': ..., 'user': ...}}, got {type(instruction).__name__}"
     )
@@ -107,6 +114,15 @@ class PrompterBase:
     """The string layout used when no model is bound."""
     instruction_template: ClassVar[str] = "{instruction}{extra_keys}"
     """Wraps the developer's instruction; ``{extra_keys}`` is the extra-keys block."""
+    dict_instruction_template: ClassVar[str | None] = None
+    """If set, wraps the system part of a ``{"system": ..., "user": ...}`` instruction instead.
+
+    The system part then goes in this wrapper (no ``instruction_template`` and its newlines) and
+    the extra-keys block follows the user part: LazyLLM 1.4.0's layout, which Chat and Alpaca
+    declare. Unset, a dict instruction's system part is wrapped like a str instruction.
+    """
+    dict_extra_keys_separator: ClassVar[str] = ""
+    """Between a dict instruction's user part and the extra-keys block, when there are extra keys."""
     allows_history: ClassVar[bool] = True
     """Whether ``history=`` is accepted."""
     allows_tools: ClassVar[bool] = True
@@ -144,6 +160,14 @@ class PrompterBase:
                 f"{cls.__name__}.instruction_template must contain {{instruction}} and may contain "
                 f"{{extra_keys}}; got {cls.instruction_template!r}"
             )
+        dict_wrapper = cls.dict_instruction_template
+        if dict_wrapper is not None and (
+            not isinstance(dict_wrapper, str) or InstructionTemplate(dict_wrapper).slots != ("instruction",)
+        ):
+            raise DeclarationError(
+                f"{cls.__name__}.dict_instruction_template must contain {{instruction}} and no other slot; "
+                f"got {dict_wrapper!r}"
+            )
         # every field that can carry something must have a place, or the text output would drop it
         needed = {"instruction", "user"}
         needed |= {name for name, wanted in (("system", cls.uses_system), ("tools", cls.allows_tools),
@@ -178,7 +202,7 @@ class PrompterBase:
             if extra_keys is not None:
                 raise PromptValueError("pass extra_keys or its deprecated alias extro_keys, not both")
             extra_keys = extro_keys
-        system_src, user_src = _split_instruction(instruction)
+        system_src, user_src, is_dict = _split_instruction(instruction)
         keys = _as_key_list(extra_keys, "extra_keys")
         if (
             not keys
@@ -187,7 +211,12 @@ class PrompterBase:
             and not SLOT_PATTERN.search(user_src)
         ):
             keys = (self.implicit_input_key,)
-        if system_src or keys:
+        if is_dict and self.dict_instruction_template is not None:
+            # LazyLLM's layout: its own wrapper for the system part, extra keys after the user part
+            wrapped = InstructionTemplate(self.dict_instruction_template).fill({"instruction": system_src})
+            if keys:
+                user_src += self.dict_extra_keys_separator + _extra_keys_block(keys)
+        elif system_src or keys:
             wrapped = InstructionTemplate(self.instruction_template).fill(
                 {"instruction": system_src, "extra_keys": _extra_keys_block(keys)}
             )
@@ -198,18 +227,19 @@ class PrompterBase:
         self._slots: tuple[str, ...] = tuple(dict.fromkeys(self._instruction.slots + self._user.slots))
         self._slot_set = frozenset(self._slots)
         self.extra_keys: tuple[str, ...] = keys
-        self.show = bool(show)
+        self.show = _flag(show, "show")
         if tools is not None and not self.allows_tools:
             raise ToolsError(f"{type(self).__name__} takes no tools")
+        tools = plain_copy(tools, "tools", ToolsError)
         # an empty list offers no tools and locks nothing
         self._tools = ToolSet.from_user(tools, shared=True) if tools else None
         if history is not None and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
-        self._history: tuple[Turn, ...] = normalize_history(history, "history")
+        self._history: tuple[Turn, ...] = normalize_history(plain_copy(history, "history", HistoryError), "history")
         if system is not None and not isinstance(system, str):
             raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
-        self._system_arg = system
-        self._enable_system = bool(enable_system) and self.uses_system
+        self._system_arg = None if system is None else str.__str__(system)
+        self._enable_system = _flag(enable_system, "enable_system") and self.uses_system
         self._library_system = default_system_prompt()
         self._plans: dict[tuple[int, bool], LayoutPlan] = {}
         self._system = self.system_prompt(None)
@@ -253,7 +283,7 @@ class PrompterBase:
             if self.allows_free_input:
                 return _NO_VALUES, input, ()
         if isinstance(input, _SCALARS) and not isinstance(input, bool):
-            text = input if type(input) is str else str(input)
+            text = slot_text(input, "input")
             if not slots:
                 if not self.allows_free_input:
                     raise InputTypeError(f"{type(self).__name__} has no slot to receive a {type(input).__name__} input")
@@ -297,7 +327,7 @@ class PrompterBase:
             if type(value) is str:
                 values[slot] = value
             elif isinstance(value, _SCALARS) and not isinstance(value, bool):
-                values[slot] = str(value)
+                values[slot] = slot_text(value, f"input[{slot!r}]")
             else:
                 raise InputTypeError(
                     f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}"
@@ -306,7 +336,7 @@ class PrompterBase:
             raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
         for key in input:
             if type(key) is not str:
-                raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {key!r}")
+                raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {shown(key)}")
         rest = [key for key in input if key not in self._slot_set]
         if not rest:
             return values, "", ()
@@ -329,14 +359,14 @@ class PrompterBase:
         if type(value) is str:
             return {}, value, ()
         if isinstance(value, _SCALARS) and not isinstance(value, bool):
-            return {}, str(value), ()
+            return {}, slot_text(value, where), ()
         if isinstance(value, Mapping) or (isinstance(value, (list, tuple)) and value):
             return {}, "", messages_from(value, where)
         raise InputTypeError(f"{where}: expected str, a message dict or a list of them, got {type(value).__name__}")
 
     def _tools_for(self, tools: object) -> ToolSet | None:
-        if tools is None:
-            return self._tools
+        if tools is None or (isinstance(tools, (list, tuple)) and not tools):
+            return self._tools  # an empty list offers nothing and overrides nothing, as in LazyLLM
         if self._tools is not None:
             raise ToolsError(
                 f"{type(self).__name__} was constructed with tools, which locks the tool set; "
@@ -357,6 +387,11 @@ class PrompterBase:
         """Validate everything and assemble the neutral :class:`Conversation`."""
         if self._has_preprocess:
             input = self.preprocess(input)
+        # read once into plain data: nothing below calls the caller's objects or can change them
+        input = plain_copy(input, "input", InputTypeError)
+        history = plain_copy(history, "history", HistoryError)
+        tools = plain_copy(tools, "tools", ToolsError)
+        label = plain_copy(label, "label")
         values, text, current = self._split_input(input)
         if history is not None:
             if not self.allows_history:
@@ -402,6 +437,12 @@ class PrompterBase:
         chat template when ``model_format`` is a real model's format);
         ``return_dict=True`` is ``format="openai"``.
         """
+        if (
+            (format is not None and format.__class__ is not str)
+            or (return_dict is not None and type(return_dict) is not bool)
+            or (show is not None and type(show) is not bool)
+        ):
+            format = _checked_call_options(format, return_dict, show)
         fast = self._fast
         if (
             fast is not None
@@ -476,6 +517,8 @@ class PrompterBase:
         """The model's answer, without an echoed prompt and before-answer markup."""
         if type(output) is not str:
             raise PromptTypeError(f"get_response: output must be str, got {type(output).__name__}")
+        if input is not None and type(input) is not str:
+            raise PromptTypeError(f"get_response: input must be str or None, got {type(input).__name__}")
         if input and output.startswith(input):
             output = output[len(input) :]
         split = self.response_split
@@ -484,13 +527,32 @@ class PrompterBase:
         return output
 
 
+def _checked_call_options(format: Any, return_dict: object, show: object) -> Any:
+    """``format`` as an exact str (a str subclass's overrides are never called), once the flags are bools."""
+    if format is not None and not isinstance(format, str):
+        raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
+    for name, flag in (("return_dict", return_dict), ("show", show)):
+        if flag is not None and type(flag) is not bool:
+            raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
+    return None if format is None else str.__str__(format)
+
+
+def _flag(value: object, name: str) -> bool:
+    """A constructor's on/off argument: a bool, or an int as truth value (never the caller's ``__bool__``)."""
+    if isinstance(value, int):
+        return int.__bool__(value)  # bool is an int too
+    if value is None:
+        return False
+    raise PromptTypeError(f"{name}: expected True or False, got {type(value).__name__}")
+
+
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
     from prompter.formats.model_format import ModelFormat
 
     if model_format is None or isinstance(model_format, ModelFormat):
         return model_format
     if isinstance(model_format, str):
-        return ModelFormat.get(model_format)
+        return ModelFormat.get(str.__str__(model_format))
     raise PromptTypeError(
         f"model_format: expected a ModelFormat or a family / model name, got {type(model_format).__name__}"
     )

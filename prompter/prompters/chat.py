@@ -20,3 +20,4 @@ class ChatPrompter(PrompterBase):
 
     template = "{sos}{system}{instruction}{tools}{eos}\n\n{history}\n{soh}\n{user}{input}\n{eoh}{soa}\n"
     instruction_template = "{instruction}\n{extra_keys}\n"
+    dict_instruction_template = "{instruction}"  # a dict instruction is laid out as LazyLLM 1.4.0 lays it out

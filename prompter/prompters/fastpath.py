@@ -25,6 +25,14 @@ _SPLICED = ("instruction", "user")
 _FILLED = ("history", "input")
 
 
+def _plain_keys(input: dict[Any, Any]) -> bool:
+    """Whether every key is an exact str: only then can a lookup not reach a caller's ``__eq__``."""
+    for key in input:
+        if type(key) is not str:
+            return False
+    return True
+
+
 class FastPath:
     """Renders ``(input, history)`` for one prompter, or returns ``None`` to decline."""
 
@@ -102,7 +110,7 @@ class FastPath:
             if len(slots) == 1:
                 return {name: input for name in slots}, ""
             return None
-        if type(input) is not dict:
+        if type(input) is not dict or not _plain_keys(input):
             return None
         extra = len(input) - len(slots)
         if extra == 0:
@@ -127,7 +135,7 @@ class FastPath:
     def text(self, input: Any, history: list[Any] | None) -> str | None:
         """The delimited string, or None to decline."""
         pieces = self._pieces.copy()
-        if type(input) is dict and len(input) == len(self._slots) and history is None:
+        if type(input) is dict and len(input) == len(self._slots) and history is None and _plain_keys(input):
             # the hottest case (a dict filling every slot) fills the pieces directly
             for index, name in self._slot_at:
                 value = input.get(name)

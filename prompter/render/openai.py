@@ -38,9 +38,14 @@ def tool_call_dicts(message: Message) -> list[dict[str, Any]]:
     ]
 
 
-def message_dict(message: Message) -> dict[str, Any]:
-    """A fresh OpenAI message dict for ``message``."""
-    out: dict[str, Any] = {"role": message.role, "content": _content(message.content)}
+def message_dict(message: Message, keep_null: bool = False) -> dict[str, Any]:
+    """A fresh OpenAI message dict for ``message``.
+
+    ``keep_null``: an assistant turn given with ``content: None`` (it only calls tools) keeps ``None``, as
+    the caller and OpenAI's API write it; otherwise (dialects built on this one) it is ``""``.
+    """
+    content = None if keep_null and message.content_null else _content(message.content)
+    out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
         out["tool_calls"] = tool_call_dicts(message)
     if message.tool_call_id is not None:
@@ -50,17 +55,17 @@ def message_dict(message: Message) -> dict[str, Any]:
     return out
 
 
-def openai_messages(conv: Conversation) -> list[dict[str, Any]]:
-    """The conversation as a fresh list of OpenAI message dicts."""
+def openai_messages(conv: Conversation, keep_null: bool = False) -> list[dict[str, Any]]:
+    """The conversation as a fresh list of OpenAI message dicts (``keep_null`` as in :func:`message_dict`)."""
     system = conv.system_text
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for turn in conv.history:
         if type(turn) is tuple:
             messages += ({"role": "user", "content": turn[0]}, {"role": "assistant", "content": turn[1]})
         else:
-            messages.append(message_dict(turn))  # type: ignore[arg-type]
+            messages.append(message_dict(turn, keep_null))  # type: ignore[arg-type]
     if conv.current:
-        messages.extend(message_dict(m) for m in conv.turn())
+        messages.extend(message_dict(m, keep_null) for m in conv.turn())
     else:
         messages.append({"role": "user", "content": conv.user + conv.input})
     if conv.label is not None:
@@ -70,7 +75,7 @@ def openai_messages(conv: Conversation) -> list[dict[str, Any]]:
 
 def render_openai(conv: Conversation) -> dict[str, Any]:
     """``{"messages": [...]}`` plus ``"tools"`` when the conversation has tools."""
-    body: dict[str, Any] = {"messages": openai_messages(conv)}
+    body: dict[str, Any] = {"messages": openai_messages(conv, keep_null=True)}
     if conv.tools is not None and len(conv.tools):
         body["tools"] = conv.tools.as_list()
     return body

@@ -86,7 +86,7 @@ TEXT_CASES = [
         alpaca({"system": "Solve {task}.", "user": "Show work for {task}."}),
         ({"task": "2+2"},),
         {},
-        f"{SYS}\n{PRE}Solve 2+2.\n\n\n\nShow work for 2+2.### Response:\n",
+        f"{SYS}\n{PRE}Solve 2+2.\n\nShow work for 2+2.### Response:\n",  # LazyLLM 1.4.0's bytes (DESIGN.md)
         id="alpaca-system-and-user-instruction",
     ),
     pytest.param(
@@ -145,7 +145,7 @@ TEXT_CASES = [
         chat({"system": "Be kind.", "user": "Reply to: "}),
         ("hi",),
         {},
-        f"<|start_system|>{SYS}Be kind.\n\n<|end_system|>\n\n\n<|Human|>:\nReply to: hi\n<|Assistant|>:\n",
+        f"<|start_system|>{SYS}Be kind.<|end_system|>\n\n\n<|Human|>:\nReply to: hi\n<|Assistant|>:\n",  # as LazyLLM 1.4.0
         id="chat-user-level-instruction",
     ),
     pytest.param(
@@ -224,7 +224,9 @@ DICT_CASES = [
         chat({"system": "Be kind.", "user": "Reply to: "}, enable_system=False),
         ("hi",),
         {},
-        {"messages": [{"role": "system", "content": "Be kind.\n\n"}, {"role": "user", "content": "Reply to: hi"}]},
+        # the dict instruction's system part as LazyLLM 1.4.0 renders it (no "\n\n"); enable_system=False drops
+        # only the system prompt, so the instruction stays (LazyLLM drops both: a listed deliberate difference)
+        {"messages": [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Reply to: hi"}]},
         id="chat-user-instruction-before-input",
     ),
     pytest.param(
@@ -271,7 +273,7 @@ DICT_CASES = [
                 {"role": "user", "content": "Weather in Paris?"},
                 {
                     "role": "assistant",
-                    "content": "",
+                    "content": None,  # None stays None (issue 10: LazyLLM and the OpenAI API keep null)
                     "tool_calls": [
                         {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"city": "Paris"}'}}
                     ],
