@@ -31,6 +31,7 @@ from modules.errors import (
     ServerStoppedError,
     StreamError,
     StreamInterruptedError,
+    StreamTimeoutError,
     UnprocessableEntityError,
     UnsafeTokenizationError,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "StreamDelta",
     "StreamError",
     "StreamInterruptedError",
+    "StreamTimeoutError",
     "ToolCall",
     "TrainableModule",
     "UnprocessableEntityError",
