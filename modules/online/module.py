@@ -344,12 +344,15 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
         if response.headers.get("content-type", "").startswith("application/json"):
             # Some servers ignore "stream": true, or answer an error as JSON with a 2xx status.
+            failure: APIError | None = None
             try:
                 body = self._read_all(response, outcome.deadline, self.max_response_bytes)
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                raise self._connection_error(exc, outcome.deadline) from None
+                failure = self._connection_error(exc, outcome.deadline)
             finally:
                 _finish(response)
+            if failure is not None:  # raised here, outside the handler: no __context__ holding server data
+                raise failure
             done = self._parse_completion(body, response.status_code)
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
         return self._iter_stream(response, outcome.deadline)
@@ -463,17 +466,17 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         size = 0
         try:
             while True:
+                cut: StreamInterruptedError | None = None
                 try:
                     chunk = read()
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                    if state.complete:
-                        break  # the answer was whole: a connection lost after the finish is harmless
-                    if self._past(deadline):
-                        raise self._stream_deadline_error(state) from None
-                    raise StreamInterruptedError(
-                        f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
-                        partial_text=self._scrub(state.text),
-                    ) from None
+                    chunk = b""
+                    if not state.complete:  # lost after the finish: harmless, the answer was whole
+                        cut = (
+                            self._stream_deadline_error(state) if self._past(deadline) else self._cut_short(exc, state)
+                        )
+                if cut is not None:  # raised outside the handler: no __context__ holding server data
+                    raise cut
                 if not chunk:
                     break
                 size += len(chunk)
@@ -514,6 +517,12 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             return None
         return replace(delta, text=text)
 
+    def _cut_short(self, exc: BaseException, state: ChatStreamState) -> StreamInterruptedError:
+        return StreamInterruptedError(
+            f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
+            partial_text=self._scrub(state.text),
+        )
+
     def _stream_deadline_error(self, state: ChatStreamState) -> StreamTimeoutError:
         return StreamTimeoutError(
             f"the stream ran past the total deadline of {self.timeout.total} s after {len(state.text)} characters "
@@ -528,10 +537,10 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
 
     def _parse_completion(self, raw: bytes, status: int | None) -> Completion:
         text = raw.decode("utf-8", errors="replace")
-        try:
-            data = self._scrubber.value(json.loads(text))  # after decoding: an escape cannot hide the key
-        except ValueError:
-            raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text[:200])!r}") from None
+        data = _loads(text)
+        if data is _NOT_JSON:  # raised outside the handler: its __context__ would hold the body
+            raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text[:200])!r}")
+        data = self._scrubber.value(data)  # after decoding: an escape cannot hide the key
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -572,6 +581,17 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             request_id=None if request_id is None else self._scrub(request_id),
             body=body,
         )
+
+
+_NOT_JSON = object()
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, or ``_NOT_JSON``."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
 
 
 @functools.lru_cache(maxsize=64)

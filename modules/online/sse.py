@@ -264,11 +264,10 @@ class ChatStreamState:
             return self._final_delta()
         if self.done:
             return None  # nothing is expected after [DONE]; ignore rather than fail
-        try:
-            chunk = self.scrub(json.loads(data))
-        except ValueError:
-            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data[:200])!r}") from None
-        chunk = read_object(chunk, "the top level", _WHERE)
+        chunk = _loads_or_text(data, _NOT_JSON)
+        if chunk is _NOT_JSON:  # raised outside the handler: its __context__ would hold the event
+            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data[:200])!r}")
+        chunk = read_object(self.scrub(chunk), "the top level", _WHERE)
         if chunk.get("error"):
             raise StreamError(
                 f"the server reported an error mid-stream: {_error_message(chunk['error'])}",
@@ -336,8 +335,12 @@ class ChatStreamState:
         return StreamDelta(tool_calls=self.tool_calls(), finish_reason=self.finish_reason)
 
 
-def _loads_or_text(data: str) -> Any:
+_NOT_JSON = object()
+
+
+def _loads_or_text(data: str, otherwise: Any = None) -> Any:
+    """``data`` decoded as JSON, or else ``otherwise`` (default: ``data`` itself)."""
     try:
         return json.loads(data)
     except ValueError:
-        return data
+        return data if otherwise is None else otherwise
