@@ -109,6 +109,7 @@ class Hang:
 class Drip:
     """Write ``data`` (the whole answer, status line included) ``size`` bytes every ``every`` seconds, then close.
 
+    ``fast``: how many leading bytes are sent at once (e.g. the status line and headers).
     ``sent`` counts the bytes written before the client hung up (or all of them).
     """
 
@@ -116,6 +117,7 @@ class Drip:
     every: float = 0.1
     size: int = 1
     sent: int = 0
+    fast: int = 0
 
 
 Action = Reply | Stream | Raw | Drop | Hang | Drip
@@ -207,7 +209,9 @@ def _write_stream(sock: socket.socket, action: Stream) -> bool:
 
 
 def _drip(sock: socket.socket, action: Drip) -> None:
-    for start in range(0, len(action.data), action.size):
+    sock.sendall(action.data[: action.fast])
+    action.sent = action.fast
+    for start in range(action.fast, len(action.data), action.size):
         piece = action.data[start : start + action.size]
         try:
             sock.sendall(piece)

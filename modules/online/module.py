@@ -79,7 +79,7 @@ from modules.online.scrub import Scrubber, StreamScrubber, secrets_of_headers
 from modules.online.shape import completion_of
 from modules.online.sources import Source, get_source, resolve_api_key
 from modules.online.sse import ChatStreamState, SSEDecoder
-from modules.online.transport import deadline_scope, mount_deadline_adapters
+from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
 
 __all__ = ["MAX_RESPONSE_BYTES", "ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 
@@ -398,6 +398,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         except requests.RequestException as exc:
             return _Outcome(error=self._connection_error(exc, deadline))
         status, headers = response.status_code, response.headers
+        if not self._backend.owns_session:
+            arm_response(response, deadline, self.retry.clock)  # a caller's session: bound the body's reads
         try:
             if 200 <= status < 300 and request.stream:
                 return _Outcome(response=response, status=status, headers=headers)

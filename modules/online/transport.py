@@ -12,6 +12,11 @@ timeout to ``min(read timeout, time left)``, and once no time is left it raises
 ``TimeoutError`` (which ``urllib3`` turns into a read timeout). The deadline is
 taken, when the response starts, from :func:`deadline_scope` of the sending
 thread, and stays with that response for every later read, in any thread.
+
+A caller's own ``session=`` keeps its adapters (they are the caller's): there,
+:func:`arm_response` puts the same reader under the body of each response once its
+headers are in, so only the status line and headers are left bounded by the read
+timeout alone.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["DeadlineAdapter", "deadline_scope", "mount_deadline_adapters"]
+__all__ = ["DeadlineAdapter", "arm_response", "deadline_scope", "mount_deadline_adapters"]
 
 Clock = Callable[[], float]
 
@@ -56,6 +61,8 @@ class _DeadlineReader(io.RawIOBase):
     def __init__(self, raw: Any, sock: socket.socket, deadline: float, clock: Clock) -> None:
         super().__init__()
         self._raw = raw
+        # a socket's raw reader does one recv per readinto; a buffered one must be asked for one read only
+        self._readinto = getattr(raw, "readinto1", raw.readinto)
         self._sock = sock
         self._deadline = deadline
         self._clock = clock
@@ -69,7 +76,7 @@ class _DeadlineReader(io.RawIOBase):
         if left <= 0:
             raise DeadlineExceeded("the total deadline passed")
         self._sock.settimeout(left if self._base is None else min(self._base, left))
-        result: int | None = self._raw.readinto(buffer)
+        result: int | None = self._readinto(buffer)
         return result
 
     def fileno(self) -> int:
@@ -106,12 +113,39 @@ class _SecurePool(HTTPSConnectionPool):
     ConnectionCls = _SecureConnection
 
 
+_POOLS = {"http": _Pool, "https": _SecurePool}
+
+
 class DeadlineAdapter(HTTPAdapter):
     """An ``HTTPAdapter`` whose connections read under the sending thread's :func:`deadline_scope`."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _SecurePool}
+        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if not proxy.lower().startswith("socks"):  # SOCKS managers bring their own connection classes
+            manager.pool_classes_by_scheme = dict(_POOLS)
+        return manager
+
+
+def arm_response(response: Any, deadline: float | None, clock: Clock) -> None:
+    """Bound each further socket read of ``response`` (a ``requests.Response``) by ``deadline``.
+
+    For responses of sessions without :class:`DeadlineAdapter`; does nothing when the
+    response is already bounded or its socket cannot be found.
+    """
+    if deadline is None:
+        return
+    inner = getattr(response.raw, "_fp", None)  # the http.client response under urllib3's
+    if not isinstance(inner, http.client.HTTPResponse) or isinstance(inner, _DeadlineHTTPResponse):
+        return
+    fp = inner.fp
+    sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if fp is None or not isinstance(sock, socket.socket):
+        return
+    inner.fp = io.BufferedReader(_DeadlineReader(fp, sock, deadline, clock))
 
 
 def mount_deadline_adapters(session: Any) -> None:

@@ -50,8 +50,8 @@ def sse_answer() -> bytes:
 
 
 def gave_up_early(drip: Drip) -> bool:
-    """The client hung up while at least half the answer was still unsent."""
-    return drip.sent < len(drip.data) // 2
+    """The client hung up while at least half the dripped part of the answer was still unsent."""
+    return drip.sent - drip.fast < (len(drip.data) - drip.fast) // 2
 
 
 DRIPS = [
@@ -116,3 +116,22 @@ def test_a_retry_after_longer_than_the_time_left_is_not_slept(server):
     with pytest.raises(RateLimitError):
         make(server, sleeps, timeout=Timeout(connect=1, read=5, total=3))("hi")
     assert sleeps == [] and server.attempts == 1
+
+
+@pytest.mark.parametrize(("answer", "stream"), DRIPS[:4])
+def test_with_a_callers_own_session_a_dripped_body_still_ends_at_the_deadline(server, answer, stream):
+    """A caller's session keeps its adapters: the headers are not bounded, the body's reads are."""
+    import requests
+
+    data = answer()
+    drip = Drip(data, every=EVERY, fast=data.index(b"\r\n\r\n") + 4)  # headers at once, then the body drips
+    server.script.append(drip)
+    with requests.Session() as session:
+        m = make(server, max_retries=0, session=session)
+        with pytest.raises(APITimeoutError, match="deadline"):
+            if stream:
+                list(m.stream("hi"))
+            else:
+                m("hi")
+        assert session.adapters["http://"].__class__.__name__ == "HTTPAdapter"  # the caller's session untouched
+    assert gave_up_early(drip), (drip.sent, len(drip.data))
