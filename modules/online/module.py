@@ -75,7 +75,7 @@ from modules.errors import (
     status_error_class,
 )
 from modules.online.retry import RetryPolicy
-from modules.online.scrub import Scrubber, StreamScrubber, secrets_of_headers
+from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import completion_of
 from modules.online.sources import Source, get_source, resolve_api_key
 from modules.online.sse import ChatStreamState, SSEDecoder
@@ -284,6 +284,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             owns = False
         self._backend = _Backend(session=session, api_key=Secret(key) if key else None, owns_session=owns)
         self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
+        mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
 
     def __repr__(self) -> str:
         key = repr(self._backend.api_key) if self._backend.api_key else "None"

@@ -13,16 +13,25 @@ each occurrence with ``***``:
   end of what it has seen while that end could be the start of a secret, so
   a secret split across pieces is caught when its last piece arrives.
 
+Libraries log server data too (urllib3 logs unparsable headers at WARNING, with
+the bytes and a traceback): :func:`mask_library_logs` puts a filter on the
+loggers of ``urllib3``, ``requests`` and this package that masks the secrets of
+every live module in each record's message and traceback.
+
 Secrets shorter than 4 characters are not scrubbed: replacing every ``a`` of
 an answer would destroy it and protect nothing.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import traceback
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MASK", "Scrubber", "StreamScrubber", "secrets_of_headers"]
+__all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "secrets_of_headers"]
 
 MASK = "***"
 _MIN_SECRET = 4
@@ -44,7 +53,7 @@ def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:
 class Scrubber:
     """Replaces every occurrence of each secret with ``***``."""
 
-    __slots__ = ("_secrets",)
+    __slots__ = ("__weakref__", "_secrets")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         unique = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}
@@ -52,6 +61,12 @@ class Scrubber:
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
+
+    def __copy__(self) -> Scrubber:
+        return self  # immutable; and a copy would not be the one registered by mask_library_logs
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scrubber:
+        return self
 
     @property
     def longest(self) -> int:
@@ -128,3 +143,65 @@ class StreamScrubber:
         """The end of the stream: what was held back (it cannot complete a secret any more)."""
         rest, self._pending = self._pending, ""
         return rest
+
+
+class _LogMask(logging.Filter):
+    """Masks the secrets of every registered (live) :class:`Scrubber` in a log record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scrubbers: weakref.WeakSet[Scrubber] = weakref.WeakSet()
+
+    def _mask(self, text: str) -> str:
+        for scrubber in list(self.scrubbers):
+            text = scrubber.text(text)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.scrubbers:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is the logging module's to report
+            return True
+        masked = self._mask(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and record.exc_info[1] is not None:
+            shown = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+            masked = self._mask(shown)
+            if masked != shown:  # the formatter prints exc_text when there is no exc_info
+                record.exc_info, record.exc_text = None, masked
+        return True
+
+
+_LOGGERS = (
+    "urllib3",
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.response",
+    "urllib3.poolmanager",
+    "urllib3.util.retry",
+    "requests",
+    "modules.online",
+)
+_log_mask = _LogMask()
+_installed = False
+_install_lock = threading.Lock()
+
+
+def mask_library_logs(scrubber: Scrubber) -> None:
+    """Mask ``scrubber``'s secrets in the records of the HTTP libraries' loggers (for as long as it lives).
+
+    A logger's filters apply to the records logged on it, so the filter goes on each
+    logger that logs while a request is sent or read.
+    """
+    global _installed
+    if not scrubber:
+        return
+    _log_mask.scrubbers.add(scrubber)
+    with _install_lock:
+        if not _installed:
+            for name in _LOGGERS:
+                logging.getLogger(name).addFilter(_log_mask)
+            _installed = True

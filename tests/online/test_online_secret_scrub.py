@@ -18,7 +18,7 @@ import traceback
 from typing import Any
 
 import pytest
-from fault_server import FakeClock, FaultServer, Reply, Stream, completion, error_body
+from fault_server import FakeClock, FaultServer, Raw, Reply, Stream, completion, error_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -82,6 +82,10 @@ def scenarios(draw: st.DrawFn) -> tuple[str, str, list[Any], bool]:
                 "stream-cut",
                 "stream-error-event",
                 "stream-tool-args",
+                "body-anywhere",
+                "raw-bad-chunk-size",
+                "raw-status-line",
+                "raw-header-line",
             ]
         )
     )
@@ -102,6 +106,35 @@ def scenarios(draw: st.DrawFn) -> tuple[str, str, list[Any], bool]:
             err["error"][field] = {secret: 1}
         script = [Reply(status, encode(err, text if place == "error-field" else secret, escape),
                         headers={"Content-Type": "application/json"})] * 2  # fmt: skip
+    elif place == "body-anywhere":  # any value, or a new key, at any depth of a success or error body
+        body = draw(st.sampled_from([completion("ok", tool_calls=[CALL]), error_body("nope"), STREAM_CHUNK]))
+        body = json.loads(json.dumps(body))
+        path = draw(st.sampled_from(paths(body)))
+        parent = body
+        for step in path:
+            parent = parent[step]
+        if isinstance(parent, dict) and draw(st.booleans()):
+            parent[secret] = text
+        elif path:
+            holder = body
+            for step in path[:-1]:
+                holder = holder[step]
+            holder[path[-1]] = text
+        else:
+            body = text
+        code = draw(st.sampled_from([200, status]))
+        if body is not None and draw(st.booleans()) and code == 200:
+            script = [Stream(sse([encode(body, text, escape), "[DONE]"]))]
+            return key, other, script, True
+        script = [Reply(code, encode(body, text, escape), headers={"Content-Type": "application/json"})] * 2
+    elif place == "raw-bad-chunk-size":
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        script = [Raw(head + text.encode() + b"\r\n")] * 2
+        return key, other, script, draw(st.booleans())
+    elif place == "raw-status-line":
+        script = [Raw(f"HTTP/1.1 {text}\r\n\r\n".encode())] * 2
+    elif place == "raw-header-line":
+        script = [Raw(f"HTTP/1.1 200 OK\r\n{text}\r\n\r\n".encode())] * 2
     elif place == "error-text":
         script = [Reply(status, f"denied for {text}")] * 2
     elif place == "content":
@@ -134,6 +167,21 @@ def scenarios(draw: st.DrawFn) -> tuple[str, str, list[Any], bool]:
         chunks += [json.dumps(event({}, "tool_calls")), "[DONE]"]
         script = [Stream(sse(chunks))]
     return key, other, script, place.startswith("stream")
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+STREAM_CHUNK = event({"content": "x", "tool_calls": [{"index": 0, **CALL}]}, "stop")
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += paths(v, (*prefix, i))
+    return out
 
 
 def exposures(exc: BaseException) -> list[str]:
