@@ -239,3 +239,22 @@ def test_a_key_split_across_stream_events_is_masked_in_pieces_and_partial_text(s
     with pytest.raises(ModuleError) as info:
         list(m.stream("hi"))
     assert info.value.partial_text == "before *** after"  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.text("ab-", min_size=4, max_size=8),
+    text=st.text("ab- ", max_size=40),
+    cuts=st.lists(st.integers(0, 60), max_size=8),
+    copies=st.integers(0, 3),
+)
+def test_a_key_split_anywhere_in_streamed_text_never_leaves_the_stream_scrubber(key, text, cuts, copies):
+    """Over a tiny alphabet (so keys overlap themselves and the text), pieces in = masked text out."""
+    from modules.online.scrub import Scrubber, StreamScrubber
+
+    full = (text + key) * copies + text
+    scrubber = Scrubber([key])
+    stream = StreamScrubber(scrubber)
+    out = [stream.feed(piece) for piece in split(full, cuts)] + [stream.flush()]
+    assert all(key not in piece for piece in out)
+    assert key not in "".join(out)
