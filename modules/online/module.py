@@ -408,8 +408,10 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                 body = self._read_all(response, deadline, self.max_response_bytes)
             else:
                 body = self._read_all(response, deadline, _MAX_ERROR_BODY, truncate=True)
+        except APITimeoutError as exc:
+            return _Outcome(error=exc)  # retried like a connection error, if time is left
         except APIError as exc:
-            return _Outcome(error=exc)
+            return _Outcome(error=exc, status=status)  # too large: asking again would not help
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             return _Outcome(error=self._connection_error(exc, deadline))
         finally:
@@ -453,7 +455,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                 raise self._too_large()
             if self._past(deadline):
                 raise self._deadline_error()
-        return b"".join(parts)[:limit]
+        body = b"".join(parts)
+        return body[:limit] if truncate else body
 
     def _too_large(self) -> APIResponseValidationError:
         return APIResponseValidationError(
@@ -542,7 +545,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         text = raw.decode("utf-8", errors="replace")
         data = _loads(text)
         if data is _NOT_JSON:  # raised outside the handler: its __context__ would hold the body
-            raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text[:200])!r}")
+            raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text)[:200]!r}")
         data = self._scrubber.value(data)  # after decoding: an escape cannot hide the key
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]

@@ -266,7 +266,7 @@ class ChatStreamState:
             return None  # nothing is expected after [DONE]; ignore rather than fail
         chunk = _loads_or_text(data, _NOT_JSON)
         if chunk is _NOT_JSON:  # raised outside the handler: its __context__ would hold the event
-            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data[:200])!r}")
+            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data)[:200]!r}")
         chunk = read_object(self.scrub(chunk), "the top level", _WHERE)
         if chunk.get("error"):
             raise StreamError(

@@ -98,6 +98,15 @@ def test_a_plain_answer_over_the_cap_is_a_typed_error(server):
     assert make(server, max_response_bytes=8192)("hi") == "z" * 5000
 
 
+def test_an_answer_over_the_cap_is_not_asked_for_again(server):
+    body = json.dumps({"choices": [{"message": {"content": "z" * 5000}, "finish_reason": "stop"}]})
+    server.script += [Reply(body=body, headers={"Content-Type": "application/json"})] * 3
+    m = OnlineChatModule(base_url=server.base_url, model="m", api_key=KEY, max_response_bytes=4096)
+    with pytest.raises(APIResponseValidationError):
+        m("hi")
+    assert server.attempts == 1
+
+
 def test_a_stream_over_the_cap_is_a_typed_error(server):
     server.script.append(Stream(sse_events(" ".join(["word"] * 2000))))
     with pytest.raises(APIResponseValidationError, match="max_response_bytes"):
