@@ -76,7 +76,7 @@ from modules.errors import (
 )
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
-from modules.online.shape import completion_of
+from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import Source, get_source, resolve_api_key
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
@@ -543,14 +543,14 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
 
     def _parse_completion(self, raw: bytes, status: int | None) -> Completion:
         text = raw.decode("utf-8", errors="replace")
-        data = _loads(text)
-        if data is _NOT_JSON:  # raised outside the handler: its __context__ would hold the body
+        data = loads(text)
+        if data is NOT_JSON:  # raised outside the handler: its __context__ would hold the body
             raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text)[:200]!r}")
         data = self._scrubber.value(data)  # after decoding: an escape cannot hide the key
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
-            raise APIError(f"the server answered {status} with an error: {message}")
+            raise APIError(f"the server answered {status} with an error: {shown(message, 500)}")
         return completion_of(data)
 
     def _describe(self, exc: BaseException) -> str:
@@ -570,14 +570,15 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         text = self._scrub(raw.decode("utf-8", errors="replace"))
         body: Any = text or None
         message = text[:500] or f"HTTP {status}"
-        try:
-            body = self._scrubber.value(json.loads(text))
-        except ValueError:
-            pass
+        decoded = loads(text)
+        if decoded is not NOT_JSON:
+            body = self._scrubber.value(decoded)
         if isinstance(body, dict):
             error = body.get("error", body)
             if isinstance(error, dict):
-                message = str(error.get("message") or error.get("msg") or message)
+                value = error.get("message") or error.get("msg")
+                if value:
+                    message = value if isinstance(value, str) else shown(value, 500)
             elif isinstance(error, str):
                 message = error
         request_id = headers.get("x-request-id")
@@ -587,17 +588,6 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             request_id=None if request_id is None else self._scrub(request_id),
             body=body,
         )
-
-
-_NOT_JSON = object()
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, or ``_NOT_JSON``."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return _NOT_JSON
 
 
 @functools.lru_cache(maxsize=64)

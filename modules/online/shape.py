@@ -21,7 +21,44 @@ from typing import Any
 from modules.base import Completion, ToolCall
 from modules.errors import APIResponseValidationError
 
-__all__ = ["completion_of", "invalid", "kind", "optional_str", "read_arguments", "read_object", "text_of"]
+__all__ = [
+    "completion_of",
+    "invalid",
+    "kind",
+    "loads",
+    "optional_str",
+    "read_arguments",
+    "read_object",
+    "shown",
+    "text_of",
+]
+
+#: What :func:`loads` returns for text that is not JSON (or nests past the recursion limit).
+NOT_JSON: Any = object()
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, or :data:`NOT_JSON` (deep nesting included: a RecursionError is no answer either).
+
+    Returns instead of raising, so the caller raises its typed error outside the
+    handler and no ``__context__`` keeps the server's text.
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return NOT_JSON
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A short text for a decoded value in a message (never raises, whatever the nesting)."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (ValueError, TypeError, RecursionError):
+            text = f"<{kind(value)} nested too deeply to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def kind(value: Any) -> str:
@@ -42,11 +79,8 @@ def kind(value: Any) -> str:
 
 
 def invalid(path: str, expected: str, value: Any, where: str = "the answer") -> APIResponseValidationError:
-    shown = json.dumps(value, ensure_ascii=False, default=str)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
     return APIResponseValidationError(
-        f"{where} has the wrong shape at {path}: expected {expected}, got {kind(value)} ({shown}); "
+        f"{where} has the wrong shape at {path}: expected {expected}, got {kind(value)} ({shown(value)}); "
         "the server does not speak the OpenAI chat-completions format (check base_url and model)"
     )
 

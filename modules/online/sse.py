@@ -26,14 +26,13 @@ Example:
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from modules.base import StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, StreamError
-from modules.online.shape import invalid, optional_str, read_arguments, read_object, text_of
+from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_arguments, read_object, shown, text_of
 
 __all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events"]
 
@@ -182,9 +181,8 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
 
 def _error_message(error: Any) -> str:
     if isinstance(error, dict):
-        msg = error.get("message") or error.get("msg") or error.get("code") or json.dumps(error)
-        return str(msg)
-    return str(error)
+        error = error.get("message") or error.get("msg") or error.get("code") or error
+    return shown(error, 500)
 
 
 _WHERE = "a stream event"
@@ -264,8 +262,8 @@ class ChatStreamState:
             return self._final_delta()
         if self.done:
             return None  # nothing is expected after [DONE]; ignore rather than fail
-        chunk = _loads_or_text(data, _NOT_JSON)
-        if chunk is _NOT_JSON:  # raised outside the handler: its __context__ would hold the event
+        chunk = loads(data)
+        if chunk is NOT_JSON:  # raised outside the handler: its __context__ would hold the event
             raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data)[:200]!r}")
         chunk = read_object(self.scrub(chunk), "the top level", _WHERE)
         if chunk.get("error"):
@@ -335,12 +333,7 @@ class ChatStreamState:
         return StreamDelta(tool_calls=self.tool_calls(), finish_reason=self.finish_reason)
 
 
-_NOT_JSON = object()
-
-
-def _loads_or_text(data: str, otherwise: Any = None) -> Any:
-    """``data`` decoded as JSON, or else ``otherwise`` (default: ``data`` itself)."""
-    try:
-        return json.loads(data)
-    except ValueError:
-        return data if otherwise is None else otherwise
+def _loads_or_text(data: str) -> Any:
+    """``data`` decoded as JSON, or else ``data`` itself."""
+    value = loads(data)
+    return data if value is NOT_JSON else value

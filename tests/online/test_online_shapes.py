@@ -203,3 +203,29 @@ def test_any_json_stream_event_gives_an_answer_or_a_module_error(server, m, data
     except ModuleError:
         return
     assert isinstance(text, str) and all(isinstance(c["function"]["arguments"], str) for c in s.tool_calls)
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+DEEP_INSIDE = '{"choices": [{"message": {"content": ' + DEEP + "}}]}"
+
+
+@pytest.mark.parametrize("body", [DEEP, DEEP_INSIDE, '{"choices": ' + DEEP + "}"], ids=["top", "content", "choices"])
+def test_json_nested_past_the_recursion_limit_is_a_typed_error(server, m, body):
+    server.script.append(Reply(body=body, headers={"Content-Type": "application/json"}))
+    with pytest.raises(APIResponseValidationError):
+        m("hi")
+
+
+@pytest.mark.parametrize("data", [DEEP, '{"choices": [{"index": 0, "delta": ' + DEEP + "}]}"], ids=["top", "delta"])
+def test_a_stream_event_nested_past_the_recursion_limit_is_a_typed_error(server, m, data):
+    server.script.append(Stream([f"data: {data}\n\n".encode(), b"data: [DONE]\n\n"]))
+    with pytest.raises(APIResponseValidationError):
+        list(m.stream("hi"))
+
+
+def test_an_error_body_nested_past_the_recursion_limit_is_still_a_status_error(server, m):
+    from modules.errors import BadRequestError
+
+    server.script.append(Reply(400, body=DEEP, headers={"Content-Type": "application/json"}))
+    with pytest.raises(BadRequestError):
+        m("hi")
