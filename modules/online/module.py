@@ -402,7 +402,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         )
 
     def _iter_stream(self, response: requests.Response, deadline: float | None) -> Iterator[StreamDelta]:
-        state = ChatStreamState(scrub=self._scrubber.value)
+        state = ChatStreamState(scrub=self._scrubber.value, may_hide=self._scrubber.may_hide)
         decoder = SSEDecoder(max_line=self.max_response_bytes)
         shown = StreamScrubber(self._scrubber)
         read = _reader(response)
@@ -458,7 +458,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             text += shown.flush()
         elif not text:
             return None
-        return replace(delta, text=text)
+        return StreamDelta(text=text, tool_calls=delta.tool_calls, finish_reason=delta.finish_reason)
 
     def _cut_short(self, exc: BaseException, state: ChatStreamState) -> StreamInterruptedError:
         return StreamInterruptedError(
@@ -483,7 +483,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         data = loads(text)
         if data is NOT_JSON:  # raised outside the handler: its __context__ would hold the body
             raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text)[:200]!r}")
-        data = self._scrubber.value(data)  # after decoding: an escape cannot hide the key
+        if self._scrubber.may_hide(text):  # after decoding: an escape cannot hide the key
+            data = self._scrubber.value(data)
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error

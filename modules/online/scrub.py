@@ -85,6 +85,14 @@ class Scrubber:
                 break
         return text
 
+    def may_hide(self, raw: str) -> bool:
+        """Whether JSON text ``raw`` could decode to a string holding a secret: it holds one, or an escape.
+
+        Without either, every decoded string is a plain substring of ``raw``, so
+        decoding cannot reveal a secret and :meth:`value` can be skipped.
+        """
+        return bool(self._secrets) and ("\\" in raw or any(secret in raw for secret in self._secrets))
+
     def value(self, value: Any) -> Any:
         """A copy of a decoded JSON value with every string and key masked (iterative: any depth)."""
         if not self._secrets:

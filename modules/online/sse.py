@@ -192,6 +192,10 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _always(data: str) -> bool:
+    return True
+
+
 @dataclass
 class _PartialCall:
     id: str = ""
@@ -216,6 +220,7 @@ class ChatStreamState:
     done: bool = False
     usage: dict[str, Any] | None = None
     scrub: Callable[[Any], Any] = field(default=_same, repr=False)  # masks secrets in each decoded event
+    may_hide: Callable[[str], bool] = field(default=_always, repr=False)  # False: scrub can be skipped
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
     _emitted_calls: bool = False
 
@@ -265,7 +270,9 @@ class ChatStreamState:
         chunk = loads(data)
         if chunk is NOT_JSON:  # raised outside the handler: its __context__ would hold the event
             raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data)[:200]!r}")
-        chunk = read_object(self.scrub(chunk), "the top level", _WHERE)
+        if self.may_hide(data):
+            chunk = self.scrub(chunk)
+        chunk = read_object(chunk, "the top level", _WHERE)
         if chunk.get("error"):
             raise StreamError(
                 f"the server reported an error mid-stream: {_error_message(chunk['error'])}",
