@@ -7,7 +7,7 @@ whose message names the path of the wrong value (``choices[0].message.content``)
 and what was expected; nothing is silently turned into an empty answer.
 
 Tolerated, because providers do it: ``content`` as a list of content parts
-(their ``text`` parts are joined, other parts skipped), ``null`` wherever a
+(the ``text`` of each part that has one is joined, other parts skipped), ``null`` wherever a
 field is optional, tool-call ``arguments`` sent as a JSON object (re-encoded as
 a string), and unknown extra fields.
 """
@@ -109,11 +109,12 @@ def text_of(content: Any, path: str, where: str = "the answer") -> str:
     pieces = []
     for i, part in enumerate(content):
         part = read_object(part, f"{path}[{i}]", where)
-        if part.get("type", "text") == "text":
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise invalid(f"{path}[{i}].text", "a string", text, where)
-            pieces.append(text)
+        text = part.get("text")
+        if text is None and part.get("type", "text") != "text":
+            continue  # an image or another part without text
+        if not isinstance(text, str):
+            raise invalid(f"{path}[{i}].text", "a string", text, where)
+        pieces.append(text)  # "text", "output_text"...: any part that carries text
     return "".join(pieces)
 
 

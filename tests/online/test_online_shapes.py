@@ -114,10 +114,11 @@ def test_a_wrong_shape_stream_event_is_a_validation_error_naming_the_path(server
 
 def test_content_parts_and_object_arguments_are_still_read(server, m):
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}
-    body = with_message({"content": [{"type": "text", "text": "a"}, {"type": "image_url"}], "tool_calls": [call]})
+    parts = [{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "output_text", "text": "b"}]
+    body = with_message({"content": parts, "tool_calls": [call]})
     server.script.append(Reply(body=body))
     answer = m("hi")
-    assert answer["content"] == "a" and answer["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'
+    assert answer["content"] == "ab" and answer["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'
 
 
 # -- properties: any JSON, any mutation of a valid answer ----------------------------------------
