@@ -31,6 +31,7 @@ from modules.errors import (
     ServerStoppedError,
     StreamError,
     StreamInterruptedError,
+    StreamTimeoutError,
     UnprocessableEntityError,
     UnsafeTokenizationError,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "StreamDelta",
     "StreamError",
     "StreamInterruptedError",
+    "StreamTimeoutError",
     "ToolCall",
     "TrainableModule",
     "UnprocessableEntityError",

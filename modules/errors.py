@@ -236,3 +236,14 @@ class ServerStoppedError(ModuleError, RuntimeError):
 
 
 __all__ += ["ContextLengthError", "ModelNotStartedError", "ServerStoppedError", "UnsafeTokenizationError"]
+
+
+class StreamTimeoutError(APITimeoutError, StreamInterruptedError):
+    """A stream ran past the total deadline: both a timeout and an interrupted stream (``partial_text``)."""
+
+    def __init__(self, message: str, *, partial_text: str = "") -> None:
+        APITimeoutError.__init__(self, message)
+        self.partial_text = partial_text
+
+
+__all__ += ["StreamTimeoutError"]

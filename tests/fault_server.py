@@ -11,7 +11,9 @@ Actions misbehave the way real providers and networks do:
   before the end;
 - :class:`Raw`: any bytes at all (a truncated or malformed answer), then close;
 - :class:`Drop`: close the connection without answering;
-- :class:`Hang`: say nothing for a while (a read timeout on the client).
+- :class:`Hang`: say nothing for a while (a read timeout on the client);
+- :class:`Drip`: write a whole answer (status line included) a few bytes at a
+  time, slowly, so that no single read times out (the total deadline must).
 
 Every request is recorded (method, path, lower-cased headers, body) so tests
 can check what the client actually sent, and the server counts the client
@@ -103,7 +105,22 @@ class Hang:
     seconds: float = 1.0
 
 
-Action = Reply | Stream | Raw | Drop | Hang
+@dataclass
+class Drip:
+    """Write ``data`` (the whole answer, status line included) ``size`` bytes every ``every`` seconds, then close.
+
+    ``fast``: how many leading bytes are sent at once (e.g. the status line and headers).
+    ``sent`` counts the bytes written before the client hung up (or all of them).
+    """
+
+    data: bytes
+    every: float = 0.1
+    size: int = 1
+    sent: int = 0
+    fast: int = 0
+
+
+Action = Reply | Stream | Raw | Drop | Hang | Drip
 
 
 class FaultServer:
@@ -157,6 +174,9 @@ class FaultServer:
         if isinstance(action, Hang):
             time.sleep(action.seconds)
             return False
+        if isinstance(action, Drip):
+            _drip(sock, action)
+            return False
         if isinstance(action, Reply):
             if action.delay:
                 time.sleep(action.delay)
@@ -186,6 +206,38 @@ def _write_stream(sock: socket.socket, action: Stream) -> bool:
         return False  # closing the connection ends (or cuts) the body
     sock.sendall(b"0\r\n\r\n")
     return True
+
+
+def _drip(sock: socket.socket, action: Drip) -> None:
+    sock.sendall(action.data[: action.fast])
+    action.sent = action.fast
+    for start in range(action.fast, len(action.data), action.size):
+        piece = action.data[start : start + action.size]
+        try:
+            sock.sendall(piece)
+        except OSError:
+            return  # the client hung up
+        action.sent += len(piece)
+        time.sleep(action.every)
+
+
+def http_answer(
+    body: bytes,
+    content_type: str = "application/json",
+    status: int = 200,
+    headers: Mapping[str, str] | None = None,
+    chunked: bool = False,
+) -> bytes:
+    """The bytes of a whole HTTP/1.1 answer (for :class:`Raw` and :class:`Drip`)."""
+    head = [f"HTTP/1.1 {status} X", f"Content-Type: {content_type}"]
+    head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    if chunked:
+        head.append("Transfer-Encoding: chunked")
+        body = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in [body[i : i + 7] for i in range(0, len(body), 7)])
+        body += b"0\r\n\r\n"
+    else:
+        head.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
 def split_at(data: bytes, cuts: Sequence[int]) -> list[bytes]:

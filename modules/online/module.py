@@ -17,10 +17,33 @@ A call is built, then sent:
   timeouts, 408/409/429/5xx; ``Retry-After`` honoured; backoff with jitter)
   within a total deadline. A stream is never retried once it has begun.
 
+Limits on what a server can make a call cost:
+
+- **Time**: ``Timeout(total=...)`` (default 600 s) bounds the whole call, from
+  the first attempt to the last byte of the answer or stream: every socket read
+  (status line, headers, body, chunk sizes, stream events, error bodies) waits
+  at most the time left, and a retry whose wait (``Retry-After`` included)
+  would pass the deadline is not made. Past it: :class:`APITimeoutError` (for a
+  stream, :class:`StreamTimeoutError`, which is also a ``StreamInterruptedError``
+  with ``partial_text``). With a ``session=`` of your own, reads inside the
+  headers and each body read are bounded by the read timeout and the deadline
+  is checked between reads.
+- **Size**: ``max_response_bytes`` (default 32 MiB, :data:`MAX_RESPONSE_BYTES`)
+  caps a success body, a stream (all of its bytes) and so any single stream
+  line; over it, :class:`APIResponseValidationError`. Error bodies are read up to
+  1 MiB and truncated. Pass ``max_response_bytes=...`` to change it.
+- **Shape**: an answer that is JSON of the wrong shape raises
+  :class:`APIResponseValidationError` naming the path of the wrong value.
+
 The API key lives in a :class:`Secret` (its repr shows at most the last four
 characters), goes only into the ``Authorization`` header of each attempt, and
-is scrubbed from every error message; errors are raised without chaining the
-``requests`` exceptions, whose text includes URLs and could include more.
+is masked as ``***`` (with any ``Authorization``/``x-api-key`` value given in
+``headers=``) in everything derived from what a server sends: error messages
+and bodies, request ids, log lines, the answer's text and tool calls, streamed
+pieces (a key split across events included: the end of the text that could
+begin a key is held back until the next piece shows it is not one) and
+``partial_text``. Errors are raised without chaining the ``requests``
+exceptions, whose text includes URLs and could include more.
 """
 
 from __future__ import annotations
@@ -38,7 +61,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 import urllib3
 
-from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta
 from modules.errors import (
     APIConnectionError,
     APIError,
@@ -46,84 +69,28 @@ from modules.errors import (
     APIStatusError,
     APITimeoutError,
     ModuleConfigError,
+    StreamError,
     StreamInterruptedError,
+    StreamTimeoutError,
     status_error_class,
 )
+from modules.online.config import Secret, Timeout
 from modules.online.retry import RetryPolicy
+from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
+from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import Source, get_source, resolve_api_key
 from modules.online.sse import ChatStreamState, SSEDecoder
+from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
 
-__all__ = ["ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
+__all__ = ["MAX_RESPONSE_BYTES", "ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 
 log = logging.getLogger("modules.online")
 
 _USER_AGENT = "prompter-modules/0.1"
 _READ_SIZE = 65536
 _MAX_ERROR_BODY = 1 << 20
-
-
-class Secret:
-    """A string that does not print itself: ``repr`` shows ``'***'`` and at most the last 4 characters.
-
-    >>> Secret("sk-canary-0123456789abcd")
-    '***abcd'
-    """
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The secret itself, for the one place that needs it (the Authorization header)."""
-        return self._value
-
-    def __repr__(self) -> str:
-        tail = self._value[-4:] if len(self._value) >= 16 else ""
-        return f"'***{tail}'"
-
-    __str__ = __repr__
-
-    def __copy__(self) -> Secret:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Secret:
-        return self
-
-    def __reduce__(self) -> Any:
-        raise TypeError("a Secret cannot be pickled: pass the key to the module in the other process")
-
-
-@dataclass(frozen=True)
-class Timeout:
-    """Time limits, in seconds: ``connect`` per connection attempt, ``read`` between two bytes,
-    ``total`` for the whole call including retries and waits (None: no deadline).
-
-    A bare number ``t`` given as ``timeout=`` means ``Timeout(connect=min(5, t), read=t, total=t)``.
-    """
-
-    connect: float = 5.0
-    read: float = 120.0
-    total: float | None = 600.0
-
-    def __post_init__(self) -> None:
-        for name in ("connect", "read", "total"):
-            value = getattr(self, name)
-            if value is None and name == "total":
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e7:
-                raise ModuleConfigError(f"Timeout.{name}: expected a positive number of seconds, got {value!r}")
-
-    @classmethod
-    def of(cls, value: float | Timeout | None) -> Timeout:
-        """Normalise what ``timeout=`` accepts."""
-        if value is None:
-            return cls()
-        if isinstance(value, Timeout):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e7:
-            return cls(connect=min(5.0, float(value)), read=float(value), total=float(value))
-        raise ModuleConfigError(f"timeout: expected a positive number or a Timeout, got {value!r}")
+#: Default cap on a response's size in bytes (a success body, or a whole stream): 32 MiB.
+MAX_RESPONSE_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -162,6 +129,7 @@ class _Outcome:
     error: APIError | None = None
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    deadline: float | None = None
 
 
 class OnlineChatModule(ModuleBase[ChatRequest]):
@@ -181,6 +149,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         headers: extra HTTP headers for every request.
         session: a ``requests.Session`` to use (default: a pooled one owned by the module).
         retry: a :class:`~modules.online.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
+        max_response_bytes: the largest answer accepted, in bytes (a body, or a whole stream);
+            default :data:`MAX_RESPONSE_BYTES` (32 MiB). Over it: ``APIResponseValidationError``.
     """
 
     def __init__(
@@ -196,6 +166,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         headers: Mapping[str, str] | None = None,
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
         url = base_url or src.base_url
@@ -218,6 +189,10 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         chosen_model = model or src.default_model
         if not chosen_model:
             raise ModuleConfigError(f"source {src.name!r} has no default model: pass model=...")
+        if type(max_response_bytes) is not int or max_response_bytes < 1:
+            raise ModuleConfigError(
+                f"max_response_bytes: expected a whole number of bytes >= 1, got {max_response_bytes!r}"
+            )
         key = resolve_api_key(src, api_key)
         policy = retry or RetryPolicy()
         if max_retries is not None:
@@ -237,11 +212,16 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                 **dict(headers or {}),
             }
         )
-        self._backend = _Backend(
-            session=session or requests.Session(),
-            api_key=Secret(key) if key else None,
-            owns_session=session is None,
-        )
+        self.max_response_bytes = max_response_bytes
+        if session is None:
+            session = requests.Session()
+            mount_deadline_adapters(session)  # every socket read honours the total deadline
+            owns = True
+        else:
+            owns = False
+        self._backend = _Backend(session=session, api_key=Secret(key) if key else None, owns_session=owns)
+        self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
+        mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
 
     def __repr__(self) -> str:
         key = repr(self._backend.api_key) if self._backend.api_key else "None"
@@ -293,23 +273,27 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
 
     def _complete(self, request: ChatRequest) -> Completion:
         outcome = self._request(request)
-        return _parse_completion(self._scrub(outcome.body.decode("utf-8", errors="replace")), outcome.status)
+        return self._parse_completion(outcome.body, outcome.status)
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamDelta]:
         request = replace(request, stream=True, body={**request.body, "stream": True})
-        response = self._request(request).response
+        outcome = self._request(request)
+        response = outcome.response
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
         if response.headers.get("content-type", "").startswith("application/json"):
             # Some servers ignore "stream": true, or answer an error as JSON with a 2xx status.
+            failure: APIError | None = None
             try:
-                body = self._read_all(response, None)
+                body = self._read_all(response, outcome.deadline, self.max_response_bytes)
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                raise self._connection_error(exc) from None
+                failure = self._connection_error(exc, outcome.deadline)
             finally:
                 _finish(response)
-            done = _parse_completion(self._scrub(body.decode("utf-8", errors="replace")), response.status_code)
+            if failure is not None:  # raised here, outside the handler: no __context__ holding server data
+                raise failure
+            done = self._parse_completion(body, response.status_code)
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
-        return self._iter_stream(response)
+        return self._iter_stream(response, outcome.deadline)
 
     def _request(self, request: ChatRequest) -> _Outcome:
         """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
@@ -322,12 +306,13 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         while True:
             outcome = self._attempt(request, content, deadline)
             if outcome.error is None:
+                outcome.deadline = deadline
                 return outcome
             error = outcome.error
             if attempt >= policy.max_retries or not policy.should_retry(outcome.status, outcome.headers):
                 raise error
             wait = policy.delay(attempt, outcome.headers)
-            if deadline is not None and policy.clock() + wait >= deadline:
+            if deadline is not None and policy.clock() + wait >= deadline:  # never sleep past the deadline
                 log.debug("not retrying %s: the %s s deadline would pass", _loggable(request.url), limits.total)
                 raise error
             attempt += 1
@@ -337,7 +322,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                 wait,
                 attempt,
                 policy.max_retries,
-                error,
+                error,  # masked: built only from scrubbed server data
             )
             policy.sleep(wait)
 
@@ -346,18 +331,26 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         timeout = self._timeouts(deadline)
         log.debug("POST %s", _loggable(request.url))
         try:
-            response = self._send(request, content, timeout)
+            with deadline_scope(deadline, self.retry.clock):
+                response = self._send(request, content, timeout)
         except requests.RequestException as exc:
-            return _Outcome(error=self._connection_error(exc))
+            return _Outcome(error=self._connection_error(exc, deadline))
         status, headers = response.status_code, response.headers
+        if not self._backend.owns_session:
+            arm_response(response, deadline, self.retry.clock)  # a caller's session: bound the body's reads
         try:
             if 200 <= status < 300 and request.stream:
                 return _Outcome(response=response, status=status, headers=headers)
-            body = self._read_all(response, deadline, limit=None if status < 300 else _MAX_ERROR_BODY)
+            if status < 300:
+                body = self._read_all(response, deadline, self.max_response_bytes)
+            else:
+                body = self._read_all(response, deadline, _MAX_ERROR_BODY, truncate=True)
         except APITimeoutError as exc:
-            return _Outcome(error=exc)
+            return _Outcome(error=exc)  # retried like a connection error, if time is left
+        except APIError as exc:
+            return _Outcome(error=exc, status=status)  # too large: asking again would not help
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-            return _Outcome(error=self._connection_error(exc))
+            return _Outcome(error=self._connection_error(exc, deadline))
         finally:
             if not (request.stream and 200 <= status < 300):
                 _finish(response)
@@ -371,75 +364,141 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         if deadline is not None:
             left = deadline - self.retry.clock()
             if left <= 0:
-                raise APITimeoutError(f"Request timed out: the {self.timeout.total} s deadline passed.")
+                raise self._deadline_error()
             connect, read = min(connect, left), min(read, left)
         return connect, read
 
-    def _read_all(self, response: requests.Response, deadline: float | None, limit: int | None = None) -> bytes:
+    def _deadline_error(self) -> APITimeoutError:
+        return APITimeoutError(
+            f"Request timed out: the total deadline of {self.timeout.total} s passed "
+            "(raise it with timeout=Timeout(total=...))."
+        )
+
+    def _past(self, deadline: float | None) -> bool:
+        return deadline is not None and self.retry.clock() >= deadline
+
+    def _read_all(
+        self, response: requests.Response, deadline: float | None, limit: int, truncate: bool = False
+    ) -> bytes:
+        """The body, up to ``limit`` bytes: an error body is truncated there, a success body over it refused."""
         parts: list[bytes] = []
         size = 0
         for chunk in response.iter_content(_READ_SIZE):
             parts.append(chunk)
             size += len(chunk)
-            if limit is not None and size >= limit:
-                break
-            if deadline is not None and self.retry.clock() > deadline:
-                raise APITimeoutError(f"Request timed out: the {self.timeout.total} s deadline passed.")
-        return b"".join(parts)
+            if size > limit:
+                if truncate:
+                    break
+                raise self._too_large()
+            if self._past(deadline):
+                raise self._deadline_error()
+        body = b"".join(parts)
+        return body[:limit] if truncate else body
 
-    def _iter_stream(self, response: requests.Response) -> Iterator[StreamDelta]:
-        state = ChatStreamState()
-        decoder = SSEDecoder()
-        deadline = None if self.timeout.total is None else self.retry.clock() + self.timeout.total
+    def _too_large(self) -> APIResponseValidationError:
+        return APIResponseValidationError(
+            f"the answer is larger than max_response_bytes={self.max_response_bytes}: "
+            "pass OnlineChatModule(max_response_bytes=...) to accept larger answers"
+        )
+
+    def _iter_stream(self, response: requests.Response, deadline: float | None) -> Iterator[StreamDelta]:
+        state = ChatStreamState(scrub=self._scrubber.value, may_hide=self._scrubber.may_hide)
+        decoder = SSEDecoder(max_line=self.max_response_bytes)
+        shown = StreamScrubber(self._scrubber)
         read = _reader(response)
-        key = self._backend.api_key.reveal() if self._backend.api_key else ""
+        size = 0
         try:
             while True:
+                cut: StreamInterruptedError | None = None
                 try:
                     chunk = read()
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                    if state.complete:
-                        break  # the answer was whole: a connection lost after the finish is harmless
-                    raise StreamInterruptedError(
-                        f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
-                        partial_text=state.text,
-                    ) from None
+                    chunk = b""
+                    if not state.complete:  # lost after the finish: harmless, the answer was whole
+                        cut = (
+                            self._stream_deadline_error(state) if self._past(deadline) else self._cut_short(exc, state)
+                        )
+                if cut is not None:  # raised outside the handler: no __context__ holding server data
+                    raise cut
                 if not chunk:
                     break
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    raise self._too_large()
                 for event in decoder.feed(chunk):
-                    if key and key in event.data:  # a server echoing the key back, e.g. in an error event
-                        event = replace(event, data=event.data.replace(key, "***"))
-                    delta = state.on_event(event)
+                    delta = self._masked(state.on_event(event), shown)
                     if delta is not None:
                         yield delta
                 if state.done:
                     break
-                if deadline is not None and self.retry.clock() > deadline:
-                    raise StreamInterruptedError(
-                        f"the stream ran past the {self.timeout.total} s deadline", partial_text=state.text
-                    )
+                if self._past(deadline):
+                    raise self._stream_deadline_error(state)
             decoder.close()
             if not state.complete:
                 raise StreamInterruptedError(
                     f"the stream ended without [DONE] or a finish reason after {len(state.text)} characters",
-                    partial_text=state.text,
+                    partial_text=self._scrub(state.text),
                 )
+            rest = shown.flush()
+            if rest:
+                yield StreamDelta(text=rest)
+        except (StreamError, StreamInterruptedError) as exc:
+            exc.partial_text = self._scrub(exc.partial_text)  # the state's text may hold a key split across events
+            raise
         finally:
             _finish(response)
+
+    @staticmethod
+    def _masked(delta: StreamDelta | None, shown: StreamScrubber) -> StreamDelta | None:
+        """``delta`` with its text passed through the stream scrubber (all of it, once the stream finishes)."""
+        if delta is None:
+            return None
+        text = shown.feed(delta.text)
+        if delta.finish_reason is not None or delta.tool_calls:
+            text += shown.flush()
+        elif not text:
+            return None
+        return StreamDelta(text=text, tool_calls=delta.tool_calls, finish_reason=delta.finish_reason)
+
+    def _cut_short(self, exc: BaseException, state: ChatStreamState) -> StreamInterruptedError:
+        return StreamInterruptedError(
+            f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
+            partial_text=self._scrub(state.text),
+        )
+
+    def _stream_deadline_error(self, state: ChatStreamState) -> StreamTimeoutError:
+        return StreamTimeoutError(
+            f"the stream ran past the total deadline of {self.timeout.total} s after {len(state.text)} characters "
+            "(raise it with timeout=Timeout(total=...))",
+            partial_text=self._scrub(state.text),
+        )
 
     # -- errors ------------------------------------------------------------------
 
     def _scrub(self, text: str) -> str:
-        key = self._backend.api_key
-        if key is not None and key.reveal() and key.reveal() in text:
-            text = text.replace(key.reveal(), "***")
-        return text
+        return self._scrubber.text(text)
+
+    def _parse_completion(self, raw: bytes, status: int | None) -> Completion:
+        text = raw.decode("utf-8", errors="replace")
+        data = loads(text)
+        if data is NOT_JSON:  # raised outside the handler: its __context__ would hold the body
+            raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text)[:200]!r}")
+        if self._scrubber.may_hide(text):  # after decoding: an escape cannot hide the key
+            data = self._scrubber.value(data)
+        if isinstance(data, dict) and data.get("error"):
+            error = data["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise APIError(f"the server answered {status} with an error: {shown(message, 500)}")
+        return completion_of(data)
 
     def _describe(self, exc: BaseException) -> str:
         _forget(exc)
         return self._scrub(f"{type(exc).__name__}: {exc}")
 
-    def _connection_error(self, exc: BaseException) -> APIConnectionError:
+    def _connection_error(self, exc: BaseException, deadline: float | None = None) -> APIConnectionError:
+        if self._past(deadline):
+            _forget(exc)
+            return self._deadline_error()
         timeouts = (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError)
         if isinstance(exc, timeouts):
             return APITimeoutError(f"Request timed out ({self._describe(exc)}).")
@@ -449,18 +508,23 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         text = self._scrub(raw.decode("utf-8", errors="replace"))
         body: Any = text or None
         message = text[:500] or f"HTTP {status}"
-        try:
-            body = json.loads(text)
-        except ValueError:
-            pass
+        decoded = loads(text)
+        if decoded is not NOT_JSON:
+            body = self._scrubber.value(decoded)
         if isinstance(body, dict):
             error = body.get("error", body)
             if isinstance(error, dict):
-                message = str(error.get("message") or error.get("msg") or message)
+                value = error.get("message") or error.get("msg")
+                if value:
+                    message = value if isinstance(value, str) else shown(value, 500)
             elif isinstance(error, str):
                 message = error
+        request_id = headers.get("x-request-id")
         return status_error_class(status)(
-            message, status_code=status, request_id=headers.get("x-request-id"), body=body
+            message,
+            status_code=status,
+            request_id=None if request_id is None else self._scrub(request_id),
+            body=body,
         )
 
 
@@ -523,51 +587,3 @@ def _reader(response: requests.Response) -> Any:
         return lambda: read1(_READ_SIZE, decode_content=True)  # gzip'd streams too
     chunks = response.iter_content(chunk_size=None)  # urllib3 < 2.2: chunked streams still arrive per chunk
     return lambda: next(chunks, b"")
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def _tool_calls_of(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
-    calls = []
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        arguments = function.get("arguments", "")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        calls.append(
-            ToolCall(
-                id=str(call.get("id", "")),
-                type="function",
-                function={"name": str(function.get("name", "")), "arguments": arguments},
-            )
-        )
-    return tuple(calls)
-
-
-def _parse_completion(text: str, status: int | None) -> Completion:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise APIResponseValidationError(f"the answer is not JSON: {text[:200]!r}") from None
-    if isinstance(data, dict) and data.get("error"):
-        error = data["error"]
-        message = error.get("message", error) if isinstance(error, dict) else error
-        raise APIError(f"the server answered {status} with an error: {message}")
-    try:
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise APIResponseValidationError(f"the answer has no choices[0]: {text[:200]!r}") from None
-    return Completion(
-        text=_text_of(message.get("content")),
-        tool_calls=_tool_calls_of(message),
-        finish_reason=choice.get("finish_reason"),
-        usage=data.get("usage"),
-        raw=data,
-    )

@@ -26,15 +26,17 @@ Example:
 from __future__ import annotations
 
 import codecs
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from modules.base import StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, StreamError
+from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_arguments, read_object, shown, text_of
 
 __all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events"]
+
+_join = "".join  # one name for the one place pieces of a line are joined (tests count its calls)
 
 
 @dataclass(frozen=True)
@@ -48,17 +50,29 @@ class ServerSentEvent:
 
 
 class SSEDecoder:
-    """Incremental event-stream parser: :meth:`feed` bytes, get the events they complete."""
+    """Incremental event-stream parser: :meth:`feed` bytes, get the events they complete.
 
-    def __init__(self) -> None:
+    Linear in the input: an unfinished line is kept as a list of pieces and
+    joined once, when its terminator arrives (appending each chunk to one
+    growing string would copy a long line again for every chunk). Each
+    terminator search starts where the previous one ended.
+
+    ``max_line``: the longest line accepted, in characters (None: no limit);
+    a longer one raises :class:`~modules.errors.APIResponseValidationError` as
+    soon as it is longer, before it is joined.
+    """
+
+    def __init__(self, max_line: int | None = None) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""  # text after the last line terminator
+        self._pending: list[str] = []  # pieces of the line after the last terminator
+        self._pending_size = 0
         self._skip_lf = False  # the previous chunk ended with "\r": a leading "\n" belongs to it
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
         self._first = True  # a leading BOM is dropped
+        self.max_line = max_line
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Parse ``chunk`` and return the events it completes (possibly none)."""
@@ -73,15 +87,12 @@ class SSEDecoder:
             self._skip_lf = False
             if text.startswith("\n"):
                 text = text[1:]
-        text = self._buffer + text
         events: list[ServerSentEvent] = []
         start = 0
         n = len(text)
-        while True:
-            cr = text.find("\r", start)
-            lf = text.find("\n", start)
-            if cr < 0 and lf < 0:
-                break
+        cr = text.find("\r")
+        lf = text.find("\n")
+        while cr >= 0 or lf >= 0:
             if cr < 0 or (0 <= lf < cr):
                 end, nxt = lf, lf + 1
             elif cr + 1 < n:
@@ -89,18 +100,41 @@ class SSEDecoder:
             else:  # "\r" is the last char: a terminator, and a "\n" may follow in the next chunk
                 end, nxt = cr, cr + 1
                 self._skip_lf = True
-            event = self._line(text[start:end])
+            self._check_size(end - start)
+            line = text[start:end]
+            if self._pending:
+                self._pending.append(line)
+                line = _join(self._pending)
+                self._pending = []
+                self._pending_size = 0
+            event = self._line(line)
             if event is not None:
                 events.append(event)
             start = nxt
-        self._buffer = text[start:]
+            # search again only for a terminator already passed (each character is scanned once)
+            if 0 <= cr < start:
+                cr = text.find("\r", start)
+            if 0 <= lf < start:
+                lf = text.find("\n", start)
+        if start < n:
+            self._check_size(n - start)
+            self._pending.append(text[start:] if start else text)
+            self._pending_size += n - start
         return events
+
+    def _check_size(self, more: int) -> None:
+        if self.max_line is not None and self._pending_size + more > self.max_line:
+            raise APIResponseValidationError(
+                f"a server-sent-events line is longer than {self.max_line} characters: "
+                "raise the limit (OnlineChatModule(max_response_bytes=...)) if the answer is really that large"
+            )
 
     def close(self) -> bool:
         """End of input. Returns True when an unfinished event or line was discarded."""
-        tail = self._buffer + self._utf8.decode(b"", final=True)
+        tail = _join(self._pending) + self._utf8.decode(b"", final=True)
         dropped = bool(tail) or bool(self._data) or bool(self._event)
-        self._buffer = ""
+        self._pending = []
+        self._pending_size = 0
         self._data = []
         self._event = ""
         return dropped
@@ -147,9 +181,19 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
 
 def _error_message(error: Any) -> str:
     if isinstance(error, dict):
-        msg = error.get("message") or error.get("msg") or error.get("code") or json.dumps(error)
-        return str(msg)
-    return str(error)
+        error = error.get("message") or error.get("msg") or error.get("code") or error
+    return shown(error, 500)
+
+
+_WHERE = "a stream event"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _always(data: str) -> bool:
+    return True
 
 
 @dataclass
@@ -175,6 +219,8 @@ class ChatStreamState:
     finish_reason: str | None = None
     done: bool = False
     usage: dict[str, Any] | None = None
+    scrub: Callable[[Any], Any] = field(default=_same, repr=False)  # masks secrets in each decoded event
+    may_hide: Callable[[str], bool] = field(default=_always, repr=False)  # False: scrub can be skipped
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
     _emitted_calls: bool = False
 
@@ -184,17 +230,32 @@ class ChatStreamState:
         return self.done or self.finish_reason is not None
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        """The tool calls accumulated so far, ordered by index."""
-        return tuple(
-            ToolCall(id=c.id, type="function", function={"name": c.name, "arguments": c.arguments})
-            for _, c in sorted(self._calls.items())
-        )
+        """The tool calls accumulated so far, ordered by index (each one assembled, then masked).
+
+        A stream that ends with a tool call without a name is of the wrong shape.
+        """
+        calls = []
+        for index, c in sorted(self._calls.items()):
+            if not c.name:
+                raise invalid(f"tool call {index}: function.name", "a non-empty string", c.name, _WHERE)
+            calls.append(
+                ToolCall(
+                    id=self.scrub(c.id),
+                    type="function",
+                    function={"name": self.scrub(c.name), "arguments": self.scrub(c.arguments)},
+                )
+            )
+        return tuple(calls)
 
     def on_event(self, event: ServerSentEvent) -> StreamDelta | None:
-        """Fold one event in; raise :class:`StreamError` for an error event."""
+        """Fold one event in; raise :class:`StreamError` for an error event.
+
+        A chunk of the wrong shape raises :class:`APIResponseValidationError`
+        naming the path of the wrong value (see :mod:`modules.online.shape`).
+        """
         data = event.data
         if event.event == "error":
-            body = _loads_or_text(data)
+            body = self.scrub(_loads_or_text(data))
             error = body.get("error", body) if isinstance(body, dict) else body
             raise StreamError(
                 f"the server reported an error mid-stream: {_error_message(error)}",
@@ -206,32 +267,48 @@ class ChatStreamState:
             return self._final_delta()
         if self.done:
             return None  # nothing is expected after [DONE]; ignore rather than fail
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise APIResponseValidationError(f"stream event is not JSON: {data[:200]!r}") from None
-        if not isinstance(chunk, dict):
-            raise APIResponseValidationError(f"stream event is not a JSON object: {data[:200]!r}")
+        chunk = loads(data)
+        if chunk is NOT_JSON:  # raised outside the handler: its __context__ would hold the event
+            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(data)[:200]!r}")
+        if self.may_hide(data):
+            chunk = self.scrub(chunk)
+        chunk = read_object(chunk, "the top level", _WHERE)
         if chunk.get("error"):
             raise StreamError(
                 f"the server reported an error mid-stream: {_error_message(chunk['error'])}",
                 body=chunk,
                 partial_text=self.text,
             )
-        if chunk.get("usage"):
-            self.usage = chunk["usage"]
+        usage = chunk.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise invalid("usage", "an object or null", usage, _WHERE)
+        if usage:
+            self.usage = usage
+        choices = chunk.get("choices")
+        if choices is None:
+            choices = []
+        if not isinstance(choices, list):
+            raise invalid("choices", "an array", choices, _WHERE)
         text = ""
-        for choice in chunk.get("choices") or ():
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+        for i, choice in enumerate(choices):
+            here = f"choices[{i}]"
+            choice = read_object(choice, here, _WHERE)
+            index = choice.get("index", 0)
+            if type(index) is not int:
+                raise invalid(f"{here}.index", "an integer", index, _WHERE)
+            if index != 0:
                 continue  # only the first choice is read (n=1)
-            delta = choice.get("delta") or {}
-            piece = delta.get("content")
-            if isinstance(piece, str):
-                text += piece
-            for i, call in enumerate(delta.get("tool_calls") or ()):
-                self._add_call_delta(call, i)
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
+            delta = choice.get("delta")
+            delta = {} if delta is None else read_object(delta, f"{here}.delta", _WHERE)
+            text += text_of(delta.get("content"), f"{here}.delta.content", _WHERE)
+            calls = delta.get("tool_calls")
+            if calls is not None and not isinstance(calls, list):
+                raise invalid(f"{here}.delta.tool_calls", "an array or null", calls, _WHERE)
+            for position, call in enumerate(calls or ()):
+                self._add_call_delta(call, position, f"{here}.delta.tool_calls[{position}]")
+            finish = optional_str(choice, "finish_reason", here, _WHERE)
+            if finish:
+                self.finish_reason = finish
         self.text += text
         if self.finish_reason is not None:
             final = self._final_delta()
@@ -239,22 +316,22 @@ class ChatStreamState:
                 return StreamDelta(text=text, tool_calls=final.tool_calls, finish_reason=self.finish_reason)
         return StreamDelta(text=text) if text else None
 
-    def _add_call_delta(self, call: Any, position: int) -> None:
-        if not isinstance(call, dict):
-            return
+    def _add_call_delta(self, call: Any, position: int, path: str) -> None:
+        call = read_object(call, path, _WHERE)
         index = call.get("index", position)
-        partial = self._calls.setdefault(index if isinstance(index, int) else position, _PartialCall())
-        if call.get("id") and not partial.id:
-            partial.id = call["id"]  # some providers repeat the id in every delta
-        function = call.get("function") or {}
-        name = function.get("name")
-        if isinstance(name, str) and name and name != partial.name:
+        if type(index) is not int:
+            raise invalid(f"{path}.index", "an integer", index, _WHERE)
+        ident = optional_str(call, "id", path, _WHERE)
+        function = call.get("function")
+        function = {} if function is None else read_object(function, f"{path}.function", _WHERE)
+        name = optional_str(function, "name", f"{path}.function", _WHERE)
+        arguments = read_arguments(function.get("arguments"), f"{path}.function.arguments", _WHERE)
+        partial = self._calls.setdefault(index, _PartialCall())
+        if ident and not partial.id:
+            partial.id = ident  # some providers repeat the id in every delta
+        if name and name != partial.name:
             partial.name += name
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            partial.arguments += arguments
-        elif isinstance(arguments, dict):  # a few providers send an object, not a string
-            partial.arguments += json.dumps(arguments, ensure_ascii=False)
+        partial.arguments += arguments
 
     def _final_delta(self) -> StreamDelta | None:
         if self._emitted_calls:
@@ -264,7 +341,6 @@ class ChatStreamState:
 
 
 def _loads_or_text(data: str) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError:
-        return data
+    """``data`` decoded as JSON, or else ``data`` itself."""
+    value = loads(data)
+    return data if value is NOT_JSON else value

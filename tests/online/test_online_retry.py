@@ -268,8 +268,9 @@ def test_a_negative_retry_count_is_a_configuration_error() -> None:
     from modules import ModuleConfigError, OnlineChatModule
 
     with pytest.raises(ModuleConfigError, match="max_retries"):
-        OnlineChatModule(source="openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", api_key="k",
-                         max_retries=-1)
+        OnlineChatModule(
+            source="openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", api_key="k", max_retries=-1
+        )
 
 
 def test_bad_call_time_tools_are_a_tools_error_before_any_request() -> None:

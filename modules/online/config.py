@@ -1,0 +1,79 @@
+"""The values that configure a module's calls: the API key as a :class:`Secret`, and the :class:`Timeout`.
+
+Both are re-exported by :mod:`modules.online.module`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from modules.errors import ModuleConfigError
+
+__all__ = ["Secret", "Timeout"]
+
+
+class Secret:
+    """A string that does not print itself: ``repr`` shows ``'***'`` and at most the last 4 characters.
+
+    >>> Secret("sk-canary-0123456789abcd")
+    '***abcd'
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret itself, for the one place that needs it (the Authorization header)."""
+        return self._value
+
+    def __repr__(self) -> str:
+        tail = self._value[-4:] if len(self._value) >= 16 else ""
+        return f"'***{tail}'"
+
+    __str__ = __repr__
+
+    def __copy__(self) -> Secret:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Secret:
+        return self
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Secret cannot be pickled: pass the key to the module in the other process")
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """Time limits, in seconds: ``connect`` per connection attempt, ``read`` between two bytes,
+    ``total`` for the whole call (None: no deadline): every attempt, every wait between
+    attempts, and reading the answer -- for a stream, to its last event. A server sending
+    one byte just before each read timeout still cannot pass it.
+
+    A bare number ``t`` given as ``timeout=`` means ``Timeout(connect=min(5, t), read=t, total=t)``.
+    """
+
+    connect: float = 5.0
+    read: float = 120.0
+    total: float | None = 600.0
+
+    def __post_init__(self) -> None:
+        for name in ("connect", "read", "total"):
+            value = getattr(self, name)
+            if value is None and name == "total":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e7:
+                raise ModuleConfigError(f"Timeout.{name}: expected a positive number of seconds, got {value!r}")
+
+    @classmethod
+    def of(cls, value: float | Timeout | None) -> Timeout:
+        """Normalise what ``timeout=`` accepts."""
+        if value is None:
+            return cls()
+        if isinstance(value, Timeout):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e7:
+            return cls(connect=min(5.0, float(value)), read=float(value), total=float(value))
+        raise ModuleConfigError(f"timeout: expected a positive number or a Timeout, got {value!r}")

@@ -1,0 +1,215 @@
+"""Removing secrets from everything that comes back from a server.
+
+A server may echo the API key anywhere: a header (``x-request-id``), an error
+message, a JSON field (where an escape such as ``\\u0073`` hides it from a
+search of the raw text), or the streamed answer, split across two events. A
+:class:`Scrubber` knows the secrets (the key, and any ``Authorization`` /
+``x-api-key`` / ``api-key`` header value given by the caller) and replaces
+each occurrence with ``***``:
+
+- :meth:`Scrubber.text` in one string, :meth:`Scrubber.value` in every string
+  and key of a decoded JSON value;
+- :class:`StreamScrubber` in text that arrives in pieces: it holds back the
+  end of what it has seen while that end could be the start of a secret, so
+  a secret split across pieces is caught when its last piece arrives.
+
+Libraries log server data too (urllib3 logs unparsable headers at WARNING, with
+the bytes and a traceback): :func:`mask_library_logs` puts a filter on the
+loggers of ``urllib3``, ``requests`` and this package that masks the secrets of
+every live module in each record's message and traceback.
+
+Secrets shorter than 4 characters are not scrubbed: replacing every ``a`` of
+an answer would destroy it and protect nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "secrets_of_headers"]
+
+MASK = "***"
+_MIN_SECRET = 4
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
+
+
+def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:
+    """The credential values among caller-given headers (and the token of ``Bearer <token>``)."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS and isinstance(value, str):
+            found.append(value)
+            scheme, _, token = value.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                found.append(token.strip())
+    return found
+
+
+class Scrubber:
+    """Replaces every occurrence of each secret with ``***``."""
+
+    __slots__ = ("__weakref__", "_secrets")
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        unique = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}
+        self._secrets = tuple(sorted(unique, key=len, reverse=True))  # longest first: no half-masked key
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def __copy__(self) -> Scrubber:
+        return self  # immutable; and a copy would not be the one registered by mask_library_logs
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scrubber:
+        return self
+
+    @property
+    def longest(self) -> int:
+        """Length of the longest secret (0 when there is none)."""
+        return len(self._secrets[0]) if self._secrets else 0
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret masked (repeated until none is left: a mask can join two halves)."""
+        for _ in range(len(text)):
+            found = False
+            for secret in self._secrets:
+                if secret in text:
+                    text = text.replace(secret, MASK)
+                    found = True
+            if not found:
+                break
+        return text
+
+    def may_hide(self, raw: str) -> bool:
+        """Whether JSON text ``raw`` could decode to a string holding a secret: it holds one, or an escape.
+
+        Without either, every decoded string is a plain substring of ``raw``, so
+        decoding cannot reveal a secret and :meth:`value` can be skipped.
+        """
+        return bool(self._secrets) and ("\\" in raw or any(secret in raw for secret in self._secrets))
+
+    def value(self, value: Any) -> Any:
+        """A copy of a decoded JSON value with every string and key masked (iterative: any depth)."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if not isinstance(value, (dict, list)):
+            return value
+        root: list[Any] = [None]
+        stack: list[tuple[Any, list[Any] | dict[str, Any], Any]] = [(value, root, 0)]
+        while stack:
+            item, parent, slot = stack.pop()
+            if isinstance(item, dict):
+                copy: Any = {}
+                for k, v in item.items():
+                    stack.append((v, copy, self.text(k) if isinstance(k, str) else k))
+            elif isinstance(item, list):
+                copy = [None] * len(item)
+                for i, v in enumerate(item):
+                    stack.append((v, copy, i))
+            elif isinstance(item, str):
+                copy = self.text(item)
+            else:
+                copy = item
+            parent[slot] = copy
+        return root[0]
+
+    def held_back(self, text: str) -> int:
+        """How many final characters of ``text`` could begin a secret (to hold until more text comes)."""
+        best = 0
+        for secret in self._secrets:
+            for n in range(min(len(secret) - 1, len(text)), best, -1):
+                if text.endswith(secret[:n]):
+                    best = n
+                    break
+        return best
+
+
+class StreamScrubber:
+    """Masks secrets in text that arrives in pieces; :meth:`feed` returns what is safe to hand on now."""
+
+    def __init__(self, scrubber: Scrubber) -> None:
+        self._scrubber = scrubber
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        """Add ``piece``; return the text that can no longer be part of a secret (masked)."""
+        if not self._scrubber:
+            return piece
+        text = self._scrubber.text(self._pending + piece)
+        keep = self._scrubber.held_back(text)
+        self._pending = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """The end of the stream: what was held back (it cannot complete a secret any more)."""
+        rest, self._pending = self._pending, ""
+        return rest
+
+
+class _LogMask(logging.Filter):
+    """Masks the secrets of every registered (live) :class:`Scrubber` in a log record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scrubbers: weakref.WeakSet[Scrubber] = weakref.WeakSet()
+
+    def _mask(self, text: str) -> str:
+        for scrubber in list(self.scrubbers):
+            text = scrubber.text(text)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.scrubbers:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is the logging module's to report
+            return True
+        masked = self._mask(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and record.exc_info[1] is not None:
+            shown = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+            masked = self._mask(shown)
+            if masked != shown:  # the formatter prints exc_text when there is no exc_info
+                record.exc_info, record.exc_text = None, masked
+        return True
+
+
+_LOGGERS = (
+    "urllib3",
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.response",
+    "urllib3.poolmanager",
+    "urllib3.util.retry",
+    "requests",
+    "modules.online",
+)
+_log_mask = _LogMask()
+_installed = False
+_install_lock = threading.Lock()
+
+
+def mask_library_logs(scrubber: Scrubber) -> None:
+    """Mask ``scrubber``'s secrets in the records of the HTTP libraries' loggers (for as long as it lives).
+
+    A logger's filters apply to the records logged on it, so the filter goes on each
+    logger that logs while a request is sent or read.
+    """
+    global _installed
+    if not scrubber:
+        return
+    _log_mask.scrubbers.add(scrubber)
+    with _install_lock:
+        if not _installed:
+            for name in _LOGGERS:
+                logging.getLogger(name).addFilter(_log_mask)
+            _installed = True
