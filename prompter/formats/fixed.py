@@ -1,4 +1,4 @@
-"""Choosing how a :class:`~prompter.formats.model_format.ModelFormat` renders: fixed strings or the template.
+"""Choosing how a model format renders: fixed strings or the template.
 
 The fast path: a template's derived :class:`~prompter.formats.derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prompter.errors import MessageError, PromptError
 from prompter.formats.derive import Layout, derive_layout, system_rejected, system_supported
@@ -27,11 +27,9 @@ from prompter.formats.prepare import (
     prepare_tools,
     render_jinja,
 )
+from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
 from prompter.formats.spans import locate_content
-
-if TYPE_CHECKING:
-    from prompter.formats.model_format import ModelFormat, Rendered
 
 __all__ = ["fast_layout", "fast_render", "render_full", "template_source"]
 
@@ -59,7 +57,7 @@ def _second_sighting(key: tuple[str, str | None, str | None, str | None]) -> boo
     return seen >= 2
 
 
-def template_source(fmt: ModelFormat, tools: Any) -> str | None:
+def template_source(fmt: FormatSpec, tools: Any) -> str | None:
     """The template that renders a conversation with ``tools``: the tool-use one when given tools."""
     if tools is not None and fmt.tool_chat_template is not None:
         return fmt.tool_chat_template
@@ -86,7 +84,7 @@ def _tools_json(tools: Any) -> str:
     return json.dumps(prepare_tools(tools), ensure_ascii=False)
 
 
-def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
+def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template)."""
     source = template_source(fmt, tools)
     if source is None:
@@ -134,7 +132,7 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
     return layout
 
 
-def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
+def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
     """The prompt by concatenation, or None (the caller renders with :func:`render_full`).
 
     A leading system message that the template rejects is folded here too, for the
@@ -165,8 +163,6 @@ def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prom
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
-    from prompter.formats.model_format import Rendered
-
     spans = []
     pos = 0
     for i, piece in enumerate(pieces):
@@ -178,7 +174,7 @@ def _from_pieces(pieces: list[str]) -> Rendered:
 
 
 def render_full(
-    fmt: ModelFormat,
+    fmt: FormatSpec,
     messages: Any,
     tools: Any,
     add_generation_prompt: bool,
@@ -186,8 +182,6 @@ def render_full(
     want_spans: bool,
 ) -> Rendered:
     """Validate, normalise and render; with ``want_spans``, also locate the content."""
-    from prompter.formats.model_format import Rendered
-
     source = template_source(fmt, tools)
     if source is None:
         return _from_pieces(_fixed_pieces(fmt, messages, tools, add_generation_prompt))
@@ -232,7 +226,7 @@ def _tools_in_system_key(msgs: list[dict[str, Any]], tools: list[dict[str, Any]]
     return [{"role": "system", "content": "", "tools": text}, *msgs]
 
 
-def _fixed_pieces(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> list[str]:
+def _fixed_pieces(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> list[str]:
     """A template-less format: its fixed strings around each message (markup, content, markup, ...)."""
     msgs = prepare_messages(messages, multimodal=False)
     tools_p = prepare_tools(tools)

@@ -37,22 +37,14 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from functools import cache
+from typing import Any
 
 from prompter.errors import DeclarationError, PromptTypeError, TemplateError
+from prompter.formats.registry import FAMILIES, family_fields, family_of
+from prompter.formats.rendered import Rendered
 
 __all__ = ["GENERIC", "ModelFormat", "Rendered"]
-
-
-class Rendered(NamedTuple):
-    """A rendered prompt and where the message content is in it."""
-
-    text: str
-    """The prompt, equal to what :meth:`ModelFormat.render` returns."""
-    spans: tuple[tuple[int, int], ...]
-    """``(start, end)`` offsets of every piece of ``text`` that came from message content
-    (system, user, assistant, tool results, tool-call names and arguments). Everything
-    outside the spans is the template's markup."""
 
 
 @dataclass(frozen=True)
@@ -140,15 +132,11 @@ class ModelFormat:
 
         Raises :class:`~prompter.errors.UnknownModelFormatError` listing close matches.
         """
-        from prompter.formats.registry import format_for
-
-        return format_for(name)
+        return _registered(family_of(name))
 
     @classmethod
     def families(cls) -> tuple[str, ...]:
         """The names of every registered family."""
-        from prompter.formats.registry import FAMILIES
-
         return tuple(sorted(FAMILIES))
 
     @classmethod
@@ -283,6 +271,12 @@ GENERIC = ModelFormat(
     soa="<|Assistant|>:",
 )
 """The delimiters prompter's own layout uses when no model is bound."""
+
+@cache
+def _registered(family: str) -> ModelFormat:
+    """The registry's plain data for ``family`` as a format (built once per family)."""
+    return ModelFormat(**family_fields(family))
+
 
 _FAST: list[Callable[[ModelFormat, Any, Any, bool], str | None]] = []
 
