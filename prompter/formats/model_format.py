@@ -20,8 +20,9 @@ a template renders its fixed strings::
     bos + sos + system + eos + (soh + user + eoh + soa + assistant + eoa)... + generation_prompt
 
 A template that rejects a leading system message (Gemma 2 raises "System role
-not supported", Mistral v0.1 "Conversation roles must alternate") gets the system
-text folded into the first user message: ``system + "\\n\\n" + user`` (just the
+not supported", Mistral v0.1 "Conversation roles must alternate") or renders
+without it (Mistral v0.3) gets the system text folded into the first user
+message: ``system + "\\n\\n" + user`` (just the
 user's text when the system text is empty; a user message of its own when no user
 message follows the system message).  A conversation the template accepts is
 rendered unchanged.
@@ -212,23 +213,40 @@ class ModelFormat:
         messages: Sequence[Any],
         tools: Sequence[Any] | None = None,
         add_generation_prompt: bool = True,
+        *,
+        documents: Sequence[Any] | None = None,
+        continue_final_message: bool = False,
         **kwargs: Any,
     ) -> str:
         """The prompt for OpenAI-style ``messages`` (and ``tools``), exactly as the model's template has it.
 
         ``kwargs`` reach the template as variables (``enable_thinking``, ``date_string``).
+        ``documents`` and ``continue_final_message`` mean what they mean to transformers'
+        ``apply_chat_template``: documents reach a template that reads them (any other
+        gets them as a text block where the tools block goes); ``continue_final_message``
+        ends the prompt right after the final message's text, with no generation prompt.
         """
-        if not kwargs and (self.chat_template is not None or self.tool_chat_template is not None):
+        if (
+            not kwargs
+            and documents is None
+            and not continue_final_message
+            and (self.chat_template is not None or self.tool_chat_template is not None)
+        ):
             text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
             if text is not None:
                 return text
-        return self._render(messages, tools, add_generation_prompt, kwargs, spans=False).text
+        return self._render(
+            messages, tools, add_generation_prompt, kwargs, False, documents, continue_final_message
+        ).text
 
     def render_with_spans(
         self,
         messages: Sequence[Any],
         tools: Sequence[Any] | None = None,
         add_generation_prompt: bool = True,
+        *,
+        documents: Sequence[Any] | None = None,
+        continue_final_message: bool = False,
         **kwargs: Any,
     ) -> Rendered:
         """Like :meth:`render`, plus the offsets of message content in the text.
@@ -236,14 +254,23 @@ class ModelFormat:
         Raises :class:`~prompter.errors.TemplateError` where the template transforms
         content so that its place in the output cannot be established.
         """
-        return self._render(messages, tools, add_generation_prompt, kwargs, spans=True)
+        return self._render(messages, tools, add_generation_prompt, kwargs, True, documents, continue_final_message)
 
     def _render(
-        self, messages: Any, tools: Any, add_generation_prompt: bool, kwargs: dict[str, Any], *, spans: bool
+        self,
+        messages: Any,
+        tools: Any,
+        add_generation_prompt: bool,
+        kwargs: dict[str, Any],
+        spans: bool,
+        documents: Any,
+        continue_final_message: bool,
     ) -> Rendered:
         from prompter.formats.fixed import render_full
 
-        return render_full(self, messages, tools, add_generation_prompt, kwargs, spans)
+        return render_full(
+            self, messages, tools, add_generation_prompt, kwargs, spans, documents, continue_final_message
+        )
 
 
 _STR_FIELDS = (

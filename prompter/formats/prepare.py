@@ -7,7 +7,9 @@ after three normalisations OpenAI-style callers need:
 
 * an assistant's ``content: None`` (a tool-call turn) becomes ``""``;
 * a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a
-  template's ``| tojson`` does not encode it twice;
+  template's ``| tojson`` does not encode it twice; except for a template that only
+  takes them as a string (DeepSeek-R1 concatenates them): it gets the caller's own
+  string, or the object as JSON text (:mod:`~prompter.formats.traits` tells which);
 * a content list (``[{"type": "text", "text": ...}, ...]``) reaches a text-only
   template as its text parts joined with ``"\\n"``; an image there is an
   :class:`~prompter.errors.UnsupportedContentError`.
@@ -17,8 +19,15 @@ of text (:data:`TOOLS_PREAMBLE` and one JSON schema per line) at the end of the
 system message, in a system message of their own when there is none, or at the
 start of the first user message when the template cannot carry a system message.
 
-A template that raises on a leading system message gets its text folded into
-the first user message (:func:`fold_system`): ``system + "\\n\\n" + user``.
+A template that raises on a leading system message, or that renders without its
+text (Mistral v0.3), gets that text folded into the first user message
+(:func:`fold_system`): ``system + "\\n\\n" + user``.
+
+``documents`` (a list of dicts, as transformers takes them) reach a template that
+reads them as its ``documents`` variable; any other template gets them as a block of
+text (:data:`DOCUMENTS_PREAMBLE` and one JSON object per line) where the tools block
+would go.  ``continue_final_message`` cuts the prompt right after the final message's
+text, as transformers does (:func:`mark_final`, :func:`continue_final`).
 
 Messages are validated as the prompter validates them
 (:func:`prompter.messages.message_from_dict`): the role is one of ``system``,
@@ -35,14 +44,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prompter.errors import MessageError, ToolsError, UnsupportedContentError
+from prompter.errors import MessageError, TemplateError, ToolsError, UnsupportedContentError
+from prompter.formats.rendered import Rendered
 from prompter.formats.sandbox import CompiledTemplate, render_template
 from prompter.messages import message_from_dict
 
 __all__ = [
+    "DOCUMENTS_PREAMBLE",
     "TOOLS_PREAMBLE",
+    "continue_final",
     "fold_system",
+    "inject_documents",
     "inject_tools",
+    "mark_final",
+    "prepare_documents",
     "plain",
     "prepare_messages",
     "prepare_tools",
@@ -52,6 +67,12 @@ __all__ = [
 
 TOOLS_PREAMBLE = "# Tools\n\nYou may call the following functions. Their JSON schemas, one per line:\n"
 """The first line of the tools block given to templates that ignore ``tools``."""
+
+DOCUMENTS_PREAMBLE = "# Documents\n\nUse the following documents. One JSON object per line:\n"
+"""The first line of the documents block given to templates that ignore ``documents``."""
+
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+"""Appended to the final message's text to find where it ends in the output (transformers' own tag)."""
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
@@ -110,7 +131,7 @@ def _text_parts(content: list[Any], where: str) -> str:
     return "\n".join(texts)
 
 
-def _tool_call(call: Any, where: str) -> Any:
+def _tool_call(call: Any, where: str, string_arguments: bool = False) -> Any:
     if not isinstance(call, dict):
         raise MessageError(f"{where}: expected a tool call dict, got {type(call).__name__}")
     call = {k: v for k, v in call.items() if v is not None}
@@ -118,7 +139,10 @@ def _tool_call(call: Any, where: str) -> Any:
     if isinstance(function, dict):
         function = {k: v for k, v in function.items() if v is not None}
         arguments = function.get("arguments")
-        if isinstance(arguments, str):
+        if string_arguments:
+            if isinstance(arguments, dict):  # the caller's own string is kept as it is
+                function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+        elif isinstance(arguments, str):
             try:
                 parsed = json.loads(arguments)
             except ValueError:
@@ -144,8 +168,11 @@ def _validate(message: Mapping[str, Any], where: str) -> None:
     message_from_dict({**message, "content": ""}, where)
 
 
-def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]:
-    """Validate OpenAI-style ``messages`` and return a normalised plain-data copy."""
+def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool = False) -> list[dict[str, Any]]:
+    """Validate OpenAI-style ``messages`` and return a normalised plain-data copy.
+
+    ``string_arguments``: tool-call arguments reach the template as JSON text, not parsed.
+    """
     if not isinstance(messages, (list, tuple)):
         raise MessageError(f"messages: expected a list of message dicts, got {type(messages).__name__}")
     out: list[dict[str, Any]] = []
@@ -180,7 +207,9 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
         if calls is not None:
             if not isinstance(calls, list):
                 raise MessageError(f"{where}.tool_calls: expected a list, got {type(calls).__name__}")
-            msg["tool_calls"] = [_tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls)]
+            msg["tool_calls"] = [
+                _tool_call(c, f"{where}.tool_calls[{j}]", string_arguments) for j, c in enumerate(calls)
+            ]
         if "reasoning_content" in msg or "thinking" in msg or "reasoning" in msg:
             reasoning = next(msg[k] for k in _REASONING_FIELDS if k in msg)
             msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}
@@ -205,9 +234,34 @@ def tools_text(tools: Sequence[Any]) -> str:
     return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
 
 
+def prepare_documents(documents: Any) -> list[dict[str, Any]] | None:
+    """Validate ``documents`` (a list of dicts, e.g. ``{"title": ..., "text": ...}``) and copy it."""
+    if documents is None:
+        return None
+    if not isinstance(documents, (list, tuple)):
+        raise MessageError(f"documents: expected a list of document dicts, got {type(documents).__name__}")
+    for i, document in enumerate(documents):
+        if not isinstance(document, Mapping):
+            raise MessageError(
+                f"documents[{i}]: expected a document dict (with 'title' and 'text'), got {type(document).__name__}"
+            )
+    return plain(list(documents))  # type: ignore[no-any-return]
+
+
+def inject_documents(
+    messages: list[dict[str, Any]], documents: Sequence[Any], *, system_ok: bool
+) -> list[dict[str, Any]]:
+    """Put the documents block where the tools block goes (a new list), for a template that ignores them."""
+    lines = "\n".join(json.dumps(document, ensure_ascii=False) for document in documents)
+    return _inject(messages, DOCUMENTS_PREAMBLE + lines, system_ok=system_ok)
+
+
 def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool) -> list[dict[str, Any]]:
     """Put the tools block into the conversation (a new list; ``messages`` is not changed)."""
-    block = tools_text(tools)
+    return _inject(messages, tools_text(tools), system_ok=system_ok)
+
+
+def _inject(messages: list[dict[str, Any]], block: str, *, system_ok: bool) -> list[dict[str, Any]]:
     out = list(messages)
     if system_ok:
         if out and out[0].get("role") == "system":
@@ -259,6 +313,42 @@ def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**first, "content": content}, *rest[1:]]
 
 
+def mark_final(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with :data:`CONTINUE_TAG` after the final message's text (its last text part)."""
+    if not messages:
+        raise MessageError("continue_final_message: the conversation is empty; there is no message to continue")
+    final = dict(messages[-1])
+    content = final.get("content") or ""
+    if isinstance(content, list):
+        parts = list(content)
+        for k in range(len(parts) - 1, -1, -1):
+            part = parts[k]
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts[k] = {**part, "text": part["text"] + CONTINUE_TAG}
+                break
+        else:
+            raise MessageError("continue_final_message: the final message has no text to continue")
+        final["content"] = parts
+    else:
+        final["content"] = content + CONTINUE_TAG
+    return [*messages[:-1], final]
+
+
+def continue_final(rendered: Rendered, messages: list[dict[str, Any]]) -> Rendered:
+    """The prompt cut right after the final message's text, as transformers cuts it."""
+    text = rendered.text
+    tag = CONTINUE_TAG.strip()
+    if tag not in text:
+        raise TemplateError(
+            "continue_final_message: this chat template does not write the final message's text "
+            f"(role {messages[-1].get('role')!r}) where it can be continued; send it without continue_final_message"
+        )
+    at = text.rindex(tag)
+    cut = at if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG else len(text[:at].rstrip())
+    spans = tuple((a, min(b, cut)) for a, b in rendered.spans if a < cut)
+    return Rendered(text[:cut], spans)
+
+
 def render_jinja(
     compiled: CompiledTemplate,
     messages: list[dict[str, Any]],
@@ -267,8 +357,9 @@ def render_jinja(
     special: Mapping[str, Any],
     kwargs: Mapping[str, Any],
     time_budget: float,
+    documents: list[dict[str, Any]] | None = None,
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
     context: dict[str, Any] = {**special, **plain(dict(kwargs))}
-    context.update(messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt)
+    context.update(messages=messages, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt)
     return render_template(compiled, context, time_budget=time_budget)
