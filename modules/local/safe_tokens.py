@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.tool_calls import json_prefix
+from prompter.errors import PromptError
 
 __all__ = [
     "Rendered",
@@ -57,32 +58,34 @@ def render_with_spans(
 ) -> Rendered:
     """Render OpenAI *messages* for a model and mark where user text lies.
 
-    Two renderers can mark user text, and the safest combination is used:
+    The text is always what *model_format* renders (``ModelFormat.render``: the
+    sandboxed, budgeted template with prompter's folding, tools and normalisation),
+    so the module, the server and the prompter share one render path; the
+    tokenizer's ``apply_chat_template`` renders only when no format is given.
+    User text is located twice, and the union of the spans is used:
 
-    * the model's own chat template (the tokenizer's ``chat_template``), run
-      with every user-supplied string wrapped in unguessable sentinels, which
-      are then removed and become the spans. This covers everything a client
-      can send: contents, names, tool-call arguments, tool results and the
-      strings of tool definitions. The result must equal the template's plain
-      rendering; if a template rewrites user text so that it cannot be
-      located, this raises :class:`~modules.errors.UnsafeTokenizationError`
-      rather than guessing;
-    * the prompter's ``ModelFormat.render_with_spans``. When both give the same
-      text, the union of their spans is used; without a tokenizer template,
-      the format alone renders.
+    * that renderer is run with every user-supplied string wrapped in
+      unguessable sentinels, which are then removed and become the spans. This
+      covers everything a client can send: contents, names, tool-call
+      arguments, tool results and the strings of tool definitions. The result
+      must equal the plain rendering; if the template rewrites user text so
+      that it cannot be located, this raises
+      :class:`~modules.errors.UnsafeTokenizationError` rather than guessing;
+    * the format's own ``render_with_spans`` (message content, traced through
+      the template).
     """
     template = getattr(tokenizer, "chat_template", None) if tokenizer is not None else None
     has_format = model_format is not None and hasattr(model_format, "render_with_spans")
     if not template and not has_format:
         raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
+    render = _format_renderer(model_format) if has_format else _tokenizer_renderer(tokenizer)
     msgs = [normalize_message(m) for m in messages]
     ours = theirs = None
     failure: Exception | None = None
-    if template:
-        try:
-            ours = _template_render_with_spans(tokenizer, msgs, tools)
-        except UnsafeTokenizationError as exc:
-            failure = exc
+    try:
+        ours = _template_render_with_spans(render, msgs, tools)
+    except UnsafeTokenizationError as exc:
+        failure = exc
     if has_format:
         try:
             out = model_format.render_with_spans(msgs, tools=list(tools) if tools else None)
@@ -94,16 +97,31 @@ def render_with_spans(
     if ours is not None:
         return ours
     if theirs is not None:
-        if not template:
-            return theirs
         # The template hides where some message text lies (Qwen3 and DeepSeek-R1 cut history
         # answers at </think>); the format placed it. Tool definitions still get our spans.
-        tool_spans = _template_render_with_spans(tokenizer, msgs, tools, wrap_messages=False)
+        tool_spans = _template_render_with_spans(render, msgs, tools, wrap_messages=False)
         if tool_spans.text == theirs.text:
             return Rendered(theirs.text, _merge(theirs.spans + tool_spans.spans))
     raise UnsafeTokenizationError(
         f"cannot tell user text from markup in this prompt ({failure}); refusing to tokenize it"
     )
+
+
+_Render = Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None"], str]
+
+
+def _format_renderer(model_format: Any) -> _Render:
+    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
+        return str(model_format.render(msgs, tools=tls, add_generation_prompt=True))
+
+    return render
+
+
+def _tokenizer_renderer(tokenizer: Any) -> _Render:
+    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
+        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
+
+    return render
 
 
 def normalize_message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,23 +160,23 @@ def _merge(spans: Sequence[Span]) -> tuple[Span, ...]:
 
 
 def _template_render_with_spans(
-    tokenizer: Any,
+    render: _Render,
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] | None,
     wrap_messages: bool = True,
 ) -> Rendered:
-    def render(msgs: Any, tls: Any) -> str:
-        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
-
     plain = render([dict(m) for m in messages], [dict(t) for t in tools] if tools else None)
     nonce = secrets.token_hex(6)
     open_, close = f"\ue000{nonce}\ue002", f"\ue003{nonce}\ue001"
     for strip in (False, True):
         wrap = _Wrapper(open_, close, strip)
-        wrapped = render(
-            [wrap.message(m) if wrap_messages else dict(m) for m in messages],
-            [wrap.tool(t) for t in tools] if tools else None,
-        )
+        try:
+            wrapped = render(
+                [wrap.message(m) if wrap_messages else dict(m) for m in messages],
+                [wrap.tool(t) for t in tools] if tools else None,
+            )
+        except PromptError:  # the plain text rendered; only the sentinels upset the template
+            continue
         rendered = _unwrap(wrapped, open_, close)
         if rendered is not None and rendered.text == plain:
             return rendered

@@ -21,6 +21,7 @@ variable); only the output tells.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -73,7 +74,9 @@ def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Trai
         except PromptError:
             return None
 
-    return Traits(_tools(render), _documents(render), _system(render), _string_arguments(render))
+    # a name in a macro's call is not always among the variables jinja finds, so the source is read
+    tools = _tools(render, compiled.uses("tools") or re.search(r"\btools\b", source) is not None)
+    return Traits(tools, _documents(render), _system(render), _string_arguments(render))
 
 
 Render = Callable[..., "str | None"]
@@ -83,12 +86,16 @@ def _shows(text: str | None, sentinel: str) -> bool:
     return text is not None and sentinel in text
 
 
-def _tools(render: Render) -> ToolsMode:
+def _tools(render: Render, names_tools: bool) -> ToolsMode:
     tools = [_tool(_S[0], _S[1])]
     user = {"role": "user", "content": _S[2]}
-    if _shows(render([user], tools=tools), _S[0]) or _shows(
-        render([{"role": "system", "content": _S[3]}, user], tools=tools), _S[0]
-    ):
+    alone = render([user], tools=tools)
+    with_system = render([{"role": "system", "content": _S[3]}, user], tools=tools)
+    if _shows(alone, _S[0]) or _shows(with_system, _S[0]):
+        return "variable"
+    if names_tools and alone is None and with_system is None:
+        # it reads the tools variable and raised on our OpenAI-style probe (Command R wants its
+        # own tool shape): the caller's tools go to it as they are, and its error, if any, is typed
         return "variable"
     for mode, value in (("system-json", json.dumps(tools, ensure_ascii=False)), ("system-list", tools)):
         if _shows(render([{"role": "system", "content": _S[3], "tools": value}, user]), _S[0]):
