@@ -30,13 +30,14 @@ from prompter.formats.prepare import (
     prepare_messages,
     prepare_tools,
     render_jinja,
+    template_messages,
 )
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
 
-__all__ = ["fast_layout", "fast_render", "render_full", "template_source"]
+__all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
 
 _NO_TOOLS: dict[tuple[str, str | None, str | None], Layout | None] = {}
 _BY_TOOLS: dict[tuple[int, str, str | None, str | None], tuple[Any, Any, Layout | None]] = {}
@@ -178,6 +179,21 @@ def _from_pieces(pieces: list[str]) -> Rendered:
     return Rendered("".join(pieces), tuple(spans))
 
 
+def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str:
+    """The prompt for neutral messages (validated upstream): by concatenation where a layout was
+    derived and verified, else through :func:`render_full`, without a second validation."""
+    layout = fast_layout(fmt, tools)
+    if layout is not None:
+        source = template_source(fmt, tools)
+        if source is not None:
+            text = layout.render(
+                template_messages(messages, multimodal="image" in source), add_generation_prompt
+            )
+            if text is not None:
+                return text
+    return render_full(fmt, messages, tools, add_generation_prompt, {}, False, neutral=True).text
+
+
 def _traits(fmt: FormatSpec, source: str) -> Traits:
     return traits_of(source, fmt.bos_token, fmt.eos_token)
 
@@ -191,9 +207,13 @@ def render_full(
     want_spans: bool,
     documents: Any = None,
     continue_final_message: bool = False,
+    *,
+    neutral: bool = False,
 ) -> Rendered:
     """Validate, normalise and render; with ``want_spans``, also locate the content.
 
+    ``neutral``: ``messages`` are :class:`~prompter.messages.Message` values, validated
+    once already (a prompter's conversation): they are read, not validated again.
     ``continue_final_message``: the prompt ends right after the final message's text (as
     transformers cuts it), so the model continues that message; no generation prompt.
     """
@@ -201,7 +221,11 @@ def render_full(
         add_generation_prompt = False
     source = template_source(fmt, tools)
     if source is None:
-        msgs = prepare_messages(messages, multimodal=False)
+        msgs = (
+            template_messages(messages, multimodal=False)
+            if neutral
+            else prepare_messages(messages, multimodal=False)
+        )
         docs = prepare_documents(documents)
         if docs:
             msgs = inject_documents(msgs, docs, system_ok=True)
@@ -211,7 +235,8 @@ def render_full(
         return continue_final(rendered, msgs) if continue_final_message else rendered
     compiled = compile_template(source)
     traits = _traits(fmt, source)
-    msgs = prepare_messages(messages, multimodal="image" in source, string_arguments=traits.string_arguments)
+    prepare = template_messages if neutral else prepare_messages
+    msgs = prepare(messages, multimodal="image" in source, string_arguments=traits.string_arguments)
     tools_p = prepare_tools(tools)
     if tools_p and traits.tools != "variable":
         if traits.tools == "system-json":

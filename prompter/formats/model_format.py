@@ -44,6 +44,7 @@ from typing import Any
 from prompter.errors import DeclarationError, PromptTypeError, TemplateError
 from prompter.formats.registry import FAMILIES, family_fields, family_of
 from prompter.formats.rendered import Rendered
+from prompter.messages import Message
 
 __all__ = ["GENERIC", "ModelFormat", "Rendered"]
 
@@ -238,6 +239,21 @@ class ModelFormat:
         return self._render(
             messages, tools, add_generation_prompt, kwargs, False, documents, continue_final_message
         ).text
+
+    def render_messages(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Any] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        """Like :meth:`render`, for neutral :class:`~prompter.messages.Message` values.
+
+        A prompter's conversation is validated once, when it is built; this reads its
+        messages as they are, without turning them back into dicts to validate again.
+        """
+        from prompter.formats.fixed import render_neutral
+
+        return render_neutral(self, messages, tools, add_generation_prompt)
 
     def render_with_spans(
         self,

@@ -47,7 +47,7 @@ from typing import Any
 from prompter.errors import MessageError, TemplateError, ToolsError, UnsupportedContentError
 from prompter.formats.rendered import Rendered
 from prompter.formats.sandbox import CompiledTemplate, render_template
-from prompter.messages import message_from_dict
+from prompter.messages import Message, message_from_dict
 
 __all__ = [
     "DOCUMENTS_PREAMBLE",
@@ -62,6 +62,7 @@ __all__ = [
     "prepare_messages",
     "prepare_tools",
     "render_jinja",
+    "template_messages",
     "tools_text",
 ]
 
@@ -215,6 +216,54 @@ def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool 
             msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}
         out.append(msg)
     return out
+
+
+def template_messages(
+    messages: Sequence[Message], *, multimodal: bool, string_arguments: bool = False
+) -> list[dict[str, Any]]:
+    """Neutral messages, validated once upstream, as the template reads them (no second validation).
+
+    The same dicts :func:`prepare_messages` makes from the messages' OpenAI form: a tool
+    call's arguments as the parsed object (or its JSON text, ``string_arguments``), text
+    parts joined with ``"\\n"`` for a text-only template.
+    """
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = message.content
+        msg: dict[str, Any] = {"role": message.role}
+        if isinstance(content, str):
+            msg["content"] = content
+        elif multimodal:
+            msg["content"] = [_part_dict(part) for part in content]
+        else:
+            msg["content"] = _text_parts([_part_dict(part) for part in content], f"messages[{i}].content")
+        if message.tool_calls:
+            msg["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments_json if string_arguments else json.loads(call.arguments_json),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        if message.tool_call_id is not None:
+            msg["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            msg["name"] = message.name
+        out.append(msg)
+    return out
+
+
+def _part_dict(part: Any) -> dict[str, Any]:
+    if part.type == "text":
+        return {"type": "text", "text": part.text}
+    image: dict[str, Any] = {"url": part.url}
+    if part.detail is not None:
+        image["detail"] = part.detail
+    return {"type": "image_url", "image_url": image}
 
 
 def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
