@@ -184,13 +184,9 @@ def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_pr
     derived and verified, else through :func:`render_full`, without a second validation."""
     layout = fast_layout(fmt, tools)
     if layout is not None:
-        source = template_source(fmt, tools)
-        if source is not None:
-            text = layout.render(
-                template_messages(messages, multimodal="image" in source), add_generation_prompt
-            )
-            if text is not None:
-                return text
+        text = layout.render_messages(messages, add_generation_prompt)
+        if text is not None:
+            return text
     return render_full(fmt, messages, tools, add_generation_prompt, {}, False, neutral=True).text
 
 

@@ -251,9 +251,7 @@ class ModelFormat:
         A prompter's conversation is validated once, when it is built; this reads its
         messages as they are, without turning them back into dicts to validate again.
         """
-        from prompter.formats.fixed import render_neutral
-
-        return render_neutral(self, messages, tools, add_generation_prompt)
+        return (_NEUTRAL[0] if _NEUTRAL else _load_neutral())(self, messages, tools, add_generation_prompt)
 
     def render_with_spans(
         self,
@@ -330,6 +328,17 @@ def _load_fast() -> Callable[[ModelFormat, Any, Any, bool], str | None]:
 
     _FAST.append(fast_render)
     return fast_render
+
+
+_NEUTRAL: list[Callable[[ModelFormat, Any, Any, bool], str]] = []
+
+
+def _load_neutral() -> Callable[[ModelFormat, Any, Any, bool], str]:
+    """Like :func:`_load_fast`: the renderer of neutral messages, imported on first use."""
+    from prompter.formats.fixed import render_neutral
+
+    _NEUTRAL.append(render_neutral)
+    return render_neutral
 
 
 _TOKEN = re.compile(
