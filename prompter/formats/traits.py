@@ -27,16 +27,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from prompter.errors import PromptError
+from prompter.errors import PromptError, TemplateTimeoutError
 from prompter.formats.sandbox import compile_template, render_template
 
 __all__ = ["Traits", "traits_of"]
 
-_PROBE_BUDGET = 0.5
+_PROBE_BUDGET = 0.25
+
+
+class _TooSlow(Exception):
+    """A probe ran out of time: stop probing a template that slow (a dozen probes would cost seconds)."""
 _S = tuple("\ue000" + chr(0xE200 + i) + "\ue001" for i in range(6))
 
 ToolsMode = Literal["variable", "system-json", "system-list", "none"]
 SystemMode = Literal["kept", "rejected", "dropped"]
+
+
+Render = Callable[..., "str | None"]
 
 
 @dataclass(frozen=True)
@@ -71,15 +78,22 @@ def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Trai
         context["add_generation_prompt"] = add
         try:
             return render_template(compiled, context, time_budget=_PROBE_BUDGET)
+        except TemplateTimeoutError:
+            raise _TooSlow from None
         except PromptError:
             return None
 
-    # a name in a macro's call is not always among the variables jinja finds, so the source is read
-    tools = _tools(render, compiled.uses("tools") or re.search(r"\btools\b", source) is not None)
+    # a name in a macro's call is not always among the variables jinja finds, so the source is read too
+    names_tools = compiled.uses("tools") or re.search(r"\btools\b", source) is not None
+    try:
+        return _probe_all(render, names_tools)
+    except _TooSlow:  # what the source says, and the real render (with its own budget) decides
+        return Traits("variable" if names_tools else "none", "documents" in source, "kept", False)
+
+
+def _probe_all(render: Render, names_tools: bool) -> Traits:
+    tools = _tools(render, names_tools)
     return Traits(tools, _documents(render), _system(render), _string_arguments(render))
-
-
-Render = Callable[..., "str | None"]
 
 
 def _shows(text: str | None, sentinel: str) -> bool:

@@ -140,3 +140,25 @@ def test_continue_final_message_cuts_where_transformers_cuts(family: str, case: 
     rendered = fmt.render_with_spans(messages, add_generation_prompt=False, continue_final_message=True)
     assert rendered.text == expected
     assert all(0 <= s < e <= len(expected) for s, e in rendered.spans)
+
+
+# -- probing a template ------------------------------------------------------------------------------
+
+
+def test_a_template_too_slow_to_probe_is_probed_once_then_left_to_its_own_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dozen probes of a template that runs out of time would cost a dozen budgets; one is enough."""
+    import prompter.formats.traits as traits
+    from prompter.errors import TemplateTimeoutError
+
+    runs: list[int] = []
+
+    def too_slow(*args: Any, **kwargs: Any) -> str:
+        runs.append(1)
+        raise TemplateTimeoutError("chat template ran past its time budget")
+
+    monkeypatch.setattr(traits, "render_template", too_slow)
+    found = traits.traits_of("{% for m in messages %}{{ m.content }}{% endfor %}{{ tools }}", None, "zq-slow")
+    assert runs == [1]
+    assert found == traits.Traits("variable", False, "kept", False)
