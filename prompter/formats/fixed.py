@@ -19,13 +19,12 @@ import json
 from typing import Any
 
 from prompter.errors import MessageError, PromptError
+from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.prepare import (
-    continue_final,
     fold_system,
     inject_documents,
     inject_tools,
-    mark_final,
     prepare_documents,
     prepare_messages,
     prepare_tools,

@@ -26,8 +26,7 @@ text (Mistral v0.3), gets that text folded into the first user message
 ``documents`` (a list of dicts, as transformers takes them) reach a template that
 reads them as its ``documents`` variable; any other template gets them as a block of
 text (:data:`DOCUMENTS_PREAMBLE` and one JSON object per line) where the tools block
-would go.  ``continue_final_message`` cuts the prompt right after the final message's
-text, as transformers does (:func:`mark_final`, :func:`continue_final`).
+would go.  (``continue_final_message`` is :mod:`~prompter.formats.continuation`'s.)
 
 Messages are validated as the prompter validates them
 (:func:`prompter.messages.message_from_dict`): the role is one of ``system``,
@@ -44,19 +43,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prompter.errors import MessageError, TemplateError, ToolsError, UnsupportedContentError
-from prompter.formats.rendered import Rendered
+from prompter.errors import MessageError, ToolsError, UnsupportedContentError
 from prompter.formats.sandbox import CompiledTemplate, render_template
 from prompter.messages import Message, message_from_dict
 
 __all__ = [
     "DOCUMENTS_PREAMBLE",
     "TOOLS_PREAMBLE",
-    "continue_final",
     "fold_system",
     "inject_documents",
     "inject_tools",
-    "mark_final",
     "prepare_documents",
     "plain",
     "prepare_messages",
@@ -72,8 +68,6 @@ TOOLS_PREAMBLE = "# Tools\n\nYou may call the following functions. Their JSON sc
 DOCUMENTS_PREAMBLE = "# Documents\n\nUse the following documents. One JSON object per line:\n"
 """The first line of the documents block given to templates that ignore ``documents``."""
 
-CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
-"""Appended to the final message's text to find where it ends in the output (transformers' own tag)."""
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
@@ -360,42 +354,6 @@ def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     else:
         content = text + "\n\n" + content if content else text
     return [{**first, "content": content}, *rest[1:]]
-
-
-def mark_final(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with :data:`CONTINUE_TAG` after the final message's text (its last text part)."""
-    if not messages:
-        raise MessageError("continue_final_message: the conversation is empty; there is no message to continue")
-    final = dict(messages[-1])
-    content = final.get("content") or ""
-    if isinstance(content, list):
-        parts = list(content)
-        for k in range(len(parts) - 1, -1, -1):
-            part = parts[k]
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts[k] = {**part, "text": part["text"] + CONTINUE_TAG}
-                break
-        else:
-            raise MessageError("continue_final_message: the final message has no text to continue")
-        final["content"] = parts
-    else:
-        final["content"] = content + CONTINUE_TAG
-    return [*messages[:-1], final]
-
-
-def continue_final(rendered: Rendered, messages: list[dict[str, Any]]) -> Rendered:
-    """The prompt cut right after the final message's text, as transformers cuts it."""
-    text = rendered.text
-    tag = CONTINUE_TAG.strip()
-    if tag not in text:
-        raise TemplateError(
-            "continue_final_message: this chat template does not write the final message's text "
-            f"(role {messages[-1].get('role')!r}) where it can be continued; send it without continue_final_message"
-        )
-    at = text.rindex(tag)
-    cut = at if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG else len(text[:at].rstrip())
-    spans = tuple((a, min(b, cut)) for a, b in rendered.spans if a < cut)
-    return Rendered(text[:cut], spans)
 
 
 def render_jinja(
