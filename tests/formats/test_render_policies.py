@@ -11,9 +11,11 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chat_templates_oracle import FAMILIES, SYS, TOOLS, a, oracle, u  # type: ignore[import-not-found]
 
-from prompter.errors import MessageError, TemplateError
+from prompter.errors import MessageError, PromptError, TemplateError
 from prompter.formats.model_format import ModelFormat
 
 transformers = pytest.importorskip("transformers")
@@ -162,3 +164,49 @@ def test_a_template_too_slow_to_probe_is_probed_once_then_left_to_its_own_budget
     found = traits.traits_of("{% for m in messages %}{{ m.content }}{% endfor %}{{ tools }}", None, "zq-slow")
     assert runs == [1]
     assert found == traits.Traits("variable", False, "kept", False)
+
+
+# -- every failure is typed ------------------------------------------------------------------------
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
+_json = st.recursive(
+    _leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6
+)
+_msg = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {"role": st.one_of(st.sampled_from(["system", "user", "assistant", "tool"]), _json)},
+        optional={
+            "content": st.one_of(st.text(max_size=10), _json),
+            "tool_calls": st.one_of(
+                _json,
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"function": st.fixed_dictionaries({"name": st.text(max_size=6)}, optional={"arguments": _json})}
+                    ),
+                    max_size=2,
+                ),
+            ),
+            "name": _json,
+        },
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    family=st.sampled_from(FAMILIES),
+    messages=st.one_of(st.lists(_msg, max_size=4), _json),
+    tools=st.one_of(st.none(), st.just(TOOLS), _json),
+    documents=st.one_of(st.none(), st.just([{"title": "t", "text": "x"}]), _json),
+    continue_final=st.booleans(),
+)
+def test_a_model_format_ends_in_a_prompt_or_a_prompt_error(
+    family: str, messages: Any, tools: Any, documents: Any, continue_final: bool
+) -> None:
+    try:
+        ModelFormat.get(family).render(
+            messages, tools=tools, documents=documents, continue_final_message=continue_final
+        )
+    except PromptError:
+        pass
