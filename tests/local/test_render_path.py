@@ -200,3 +200,22 @@ def test_no_request_ends_in_an_untyped_error(
         modules[family].prepare(messages, tools)
     except (PromptError, ModuleError):
         pass
+
+
+def test_a_tokenizer_with_named_templates_renders_as_transformers_picks_them(tmp_path: Path) -> None:
+    """Hermes 2 Pro ships ``{"default": ..., "tool_use": ...}``: the module binds both, as transformers picks."""
+    from prompter.formats.registry import HERMES_2_PRO_DEFAULT
+
+    tok = build_tiny_tokenizer("hermes-2-pro", vocab_size=300)
+    tool_use = tok.chat_template
+    tok.chat_template = {"default": HERMES_2_PRO_DEFAULT, "tool_use": tool_use}
+    tok.save_pretrained(tmp_path / "named-templates")
+    module = TrainableModule(tmp_path / "named-templates", max_context=1_000_000)
+    plain = [SYS, u("Why do cats purr?")]
+    assert module.prepare(plain).text == module.tokenizer.apply_chat_template(
+        plain, add_generation_prompt=True, tokenize=False
+    )
+    with_tools = [SYS, u("Weather in Paris?")]
+    assert module.prepare(with_tools, TOOLS).text == module.tokenizer.apply_chat_template(
+        with_tools, tools=TOOLS, add_generation_prompt=True, tokenize=False
+    )
