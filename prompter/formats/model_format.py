@@ -253,6 +253,16 @@ class ModelFormat:
         """
         return (_NEUTRAL[0] if _NEUTRAL else _load_neutral())(self, messages, tools, add_generation_prompt)
 
+    def takes_string_arguments(self, tools: Sequence[Any] | None = None) -> bool:
+        """Whether the template (the one that renders with ``tools``) takes tool-call ``arguments``
+        only as JSON text (DeepSeek-R1 concatenates them); :meth:`render` then passes a caller's
+        string through verbatim, so callers that pre-parse arguments should not, for this format."""
+        from prompter.formats.fixed import template_source
+        from prompter.formats.traits import traits_of
+
+        source = template_source(self, tools)
+        return source is not None and traits_of(source, self.bos_token, self.eos_token).string_arguments
+
     def render_with_spans(
         self,
         messages: Sequence[Any],

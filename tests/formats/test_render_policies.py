@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_chat_templates_oracle import FAMILIES, SYS, TOOLS, a, oracle, u  # type: ignore[import-not-found]
+from test_chat_templates_oracle import FAMILIES, SYS, TOOLS, a, oracle, takes_string_arguments, u  # type: ignore[import-not-found]
 
 from prompter.errors import MessageError, PromptError, TemplateError
 from prompter.formats.model_format import ModelFormat
@@ -210,3 +210,8 @@ def test_a_model_format_ends_in_a_prompt_or_a_prompt_error(
         )
     except PromptError:
         pass
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_takes_string_arguments_names_exactly_the_templates_that_concatenate_them(family: str) -> None:
+    assert ModelFormat.get(family).takes_string_arguments() == takes_string_arguments(family)
