@@ -79,7 +79,10 @@ def render_with_spans(
     if not template and not has_format:
         raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
     render = _format_renderer(model_format) if has_format else _tokenizer_renderer(tokenizer)
-    msgs = [normalize_message(m) for m in messages]
+    # a template that concatenates arguments (DeepSeek-R1) gets the caller's own text, wrapped whole
+    takes_text = getattr(model_format, "takes_string_arguments", None) if has_format else None
+    keep_text = bool(takes_text and takes_text(list(tools) if tools else None))
+    msgs = [normalize_message(m, parse_arguments=not keep_text) for m in messages]
     ours = theirs = None
     failure: Exception | None = None
     try:
@@ -124,12 +127,12 @@ def _tokenizer_renderer(tokenizer: Any) -> _Render:
     return render
 
 
-def normalize_message(message: Mapping[str, Any]) -> dict[str, Any]:
+def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) -> dict[str, Any]:
     """A copy of an OpenAI message as chat templates expect it.
 
     Tool-call ``arguments`` given as a JSON string (OpenAI's wire form) become
-    the object they encode, and an assistant turn with tool calls but no
-    content gets ``""`` (many templates fail on a missing content).
+    the object they encode (unless ``parse_arguments`` is false), and an assistant
+    turn with tool calls but no content gets ``""`` (many templates fail on a missing content).
     """
     out = dict(message)
     calls = out.get("tool_calls")
@@ -138,7 +141,7 @@ def normalize_message(message: Mapping[str, Any]) -> dict[str, Any]:
         for call in calls:
             call = dict(call) if isinstance(call, Mapping) else call
             fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, Mapping) and isinstance(fn.get("arguments"), str):
+            if parse_arguments and isinstance(fn, Mapping) and isinstance(fn.get("arguments"), str):
                 parsed = json_prefix(fn["arguments"])
                 if isinstance(parsed, dict):
                     call["function"] = {**fn, "arguments": parsed}

@@ -219,3 +219,17 @@ def test_a_tokenizer_with_named_templates_renders_as_transformers_picks_them(tmp
     assert module.prepare(with_tools, TOOLS).text == module.tokenizer.apply_chat_template(
         with_tools, tools=TOOLS, add_generation_prompt=True, tokenize=False
     )
+
+
+@pytest.mark.parametrize("arguments", ['{"city":"Paris"}', '{ "city" : "Paris" }'], ids=["compact", "spaced"])
+def test_deepseek_r1_gets_the_callers_own_arguments_text_through_the_module(
+    modules: dict[str, TrainableModule], arguments: str
+) -> None:
+    """Its template concatenates ``arguments``: the module must not re-serialise what the caller wrote."""
+    call = {"id": "call1", "type": "function", "function": {"name": "zq_weather_zq", "arguments": arguments}}
+    messages = [u("Weather?"), {"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": "21"}]
+    module = modules["deepseek-r1"]
+    expected = module.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert arguments in expected
+    assert module.model_format.render(messages) == expected
+    assert module.prepare(messages).text == expected
