@@ -233,3 +233,12 @@ def test_deepseek_r1_gets_the_callers_own_arguments_text_through_the_module(
     assert arguments in expected
     assert module.model_format.render(messages) == expected
     assert module.prepare(messages).text == expected
+
+
+def test_a_chat_template_the_sandbox_cannot_take_is_a_typed_error_not_a_silent_fallback(tmp_path: Path) -> None:
+    """No second renderer: a broken template is refused by name, never handed to apply_chat_template."""
+    tok = build_tiny_tokenizer("chatml", vocab_size=300)
+    tok.chat_template = "{% for m in messages %}{{ m.content }}"  # never closed
+    tok.save_pretrained(tmp_path / "broken")
+    with pytest.raises(ModuleError, match="model_format="):
+        TrainableModule(tmp_path / "broken").prepare([u("hi")])
