@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.tool_calls import json_prefix
+from prompter.errors import PromptError
 
 __all__ = [
     "Rendered",
@@ -57,32 +58,37 @@ def render_with_spans(
 ) -> Rendered:
     """Render OpenAI *messages* for a model and mark where user text lies.
 
-    Two renderers can mark user text, and the safest combination is used:
+    The text is always what *model_format* renders (``ModelFormat.render``: the
+    sandboxed, budgeted template with prompter's folding, tools and normalisation),
+    so the module, the server and the prompter share one render path; the
+    tokenizer's ``apply_chat_template`` renders only when no format is given.
+    User text is located twice, and the union of the spans is used:
 
-    * the model's own chat template (the tokenizer's ``chat_template``), run
-      with every user-supplied string wrapped in unguessable sentinels, which
-      are then removed and become the spans. This covers everything a client
-      can send: contents, names, tool-call arguments, tool results and the
-      strings of tool definitions. The result must equal the template's plain
-      rendering; if a template rewrites user text so that it cannot be
-      located, this raises :class:`~modules.errors.UnsafeTokenizationError`
-      rather than guessing;
-    * the prompter's ``ModelFormat.render_with_spans``. When both give the same
-      text, the union of their spans is used; without a tokenizer template,
-      the format alone renders.
+    * that renderer is run with every user-supplied string wrapped in
+      unguessable sentinels, which are then removed and become the spans. This
+      covers everything a client can send: contents, names, tool-call
+      arguments, tool results and the strings of tool definitions. The result
+      must equal the plain rendering; if the template rewrites user text so
+      that it cannot be located, this raises
+      :class:`~modules.errors.UnsafeTokenizationError` rather than guessing;
+    * the format's own ``render_with_spans`` (message content, traced through
+      the template).
     """
     template = getattr(tokenizer, "chat_template", None) if tokenizer is not None else None
     has_format = model_format is not None and hasattr(model_format, "render_with_spans")
     if not template and not has_format:
         raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
-    msgs = [normalize_message(m) for m in messages]
+    render = _format_renderer(model_format) if has_format else _tokenizer_renderer(tokenizer)
+    # a template that concatenates arguments (DeepSeek-R1) gets the caller's own text, wrapped whole
+    takes_text = getattr(model_format, "takes_string_arguments", None) if has_format else None
+    keep_text = bool(takes_text and takes_text(list(tools) if tools else None))
+    msgs = [normalize_message(m, parse_arguments=not keep_text) for m in messages]
     ours = theirs = None
     failure: Exception | None = None
-    if template:
-        try:
-            ours = _template_render_with_spans(tokenizer, msgs, tools)
-        except UnsafeTokenizationError as exc:
-            failure = exc
+    try:
+        ours = _template_render_with_spans(render, msgs, tools)
+    except UnsafeTokenizationError as exc:
+        failure = exc
     if has_format:
         try:
             out = model_format.render_with_spans(msgs, tools=list(tools) if tools else None)
@@ -94,11 +100,9 @@ def render_with_spans(
     if ours is not None:
         return ours
     if theirs is not None:
-        if not template:
-            return theirs
         # The template hides where some message text lies (Qwen3 and DeepSeek-R1 cut history
         # answers at </think>); the format placed it. Tool definitions still get our spans.
-        tool_spans = _template_render_with_spans(tokenizer, msgs, tools, wrap_messages=False)
+        tool_spans = _template_render_with_spans(render, msgs, tools, wrap_messages=False)
         if tool_spans.text == theirs.text:
             return Rendered(theirs.text, _merge(theirs.spans + tool_spans.spans))
     raise UnsafeTokenizationError(
@@ -106,12 +110,29 @@ def render_with_spans(
     )
 
 
-def normalize_message(message: Mapping[str, Any]) -> dict[str, Any]:
+_Render = Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None"], str]
+
+
+def _format_renderer(model_format: Any) -> _Render:
+    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
+        return str(model_format.render(msgs, tools=tls, add_generation_prompt=True))
+
+    return render
+
+
+def _tokenizer_renderer(tokenizer: Any) -> _Render:
+    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
+        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
+
+    return render
+
+
+def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) -> dict[str, Any]:
     """A copy of an OpenAI message as chat templates expect it.
 
     Tool-call ``arguments`` given as a JSON string (OpenAI's wire form) become
-    the object they encode, and an assistant turn with tool calls but no
-    content gets ``""`` (many templates fail on a missing content).
+    the object they encode (unless ``parse_arguments`` is false), and an assistant
+    turn with tool calls but no content gets ``""`` (many templates fail on a missing content).
     """
     out = dict(message)
     calls = out.get("tool_calls")
@@ -120,7 +141,7 @@ def normalize_message(message: Mapping[str, Any]) -> dict[str, Any]:
         for call in calls:
             call = dict(call) if isinstance(call, Mapping) else call
             fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, Mapping) and isinstance(fn.get("arguments"), str):
+            if parse_arguments and isinstance(fn, Mapping) and isinstance(fn.get("arguments"), str):
                 parsed = json_prefix(fn["arguments"])
                 if isinstance(parsed, dict):
                     call["function"] = {**fn, "arguments": parsed}
@@ -142,23 +163,23 @@ def _merge(spans: Sequence[Span]) -> tuple[Span, ...]:
 
 
 def _template_render_with_spans(
-    tokenizer: Any,
+    render: _Render,
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] | None,
     wrap_messages: bool = True,
 ) -> Rendered:
-    def render(msgs: Any, tls: Any) -> str:
-        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
-
     plain = render([dict(m) for m in messages], [dict(t) for t in tools] if tools else None)
     nonce = secrets.token_hex(6)
     open_, close = f"\ue000{nonce}\ue002", f"\ue003{nonce}\ue001"
     for strip in (False, True):
         wrap = _Wrapper(open_, close, strip)
-        wrapped = render(
-            [wrap.message(m) if wrap_messages else dict(m) for m in messages],
-            [wrap.tool(t) for t in tools] if tools else None,
-        )
+        try:
+            wrapped = render(
+                [wrap.message(m) if wrap_messages else dict(m) for m in messages],
+                [wrap.tool(t) for t in tools] if tools else None,
+            )
+        except PromptError:  # the plain text rendered; only the sentinels upset the template
+            continue
         rendered = _unwrap(wrapped, open_, close)
         if rendered is not None and rendered.text == plain:
             return rendered

@@ -14,8 +14,10 @@ One call, step by step (each step is a function of its own module, tested alone)
 1. The attached prompter builds OpenAI messages for the model's format
    (``generate_prompt(..., format="openai", model_format=fmt)``); the prompter
    itself is never changed.
-2. :func:`~modules.local.safe_tokens.render_with_spans` renders them to the exact
-   string the model's chat template gives, together with the ``(start, end)``
+2. :func:`~modules.local.safe_tokens.render_with_spans` renders them through the
+   bound ``ModelFormat`` (the sandboxed, budgeted chat template, exactly as the
+   prompter renders it: tools never vanish, a rejected or ignored system prompt is
+   folded, every failure a typed ``PromptError``), together with the ``(start, end)``
    spans of every piece of user-supplied text (contents, names, tool arguments,
    tool results, the strings of tool definitions).
 3. :func:`~modules.local.safe_tokens.encode_with_spans` tokenizes that string so that
@@ -307,9 +309,16 @@ class TrainableModule(ModuleBase[LocalRequest]):
         tools: Sequence[Mapping[str, Any]] | None = None,
         **generation: Any,
     ) -> LocalRequest:
-        """Render, tokenize safely and fit OpenAI *messages* to the context (the server's entry point)."""
+        """Render, tokenize safely and fit OpenAI *messages* to the context (the server's entry point).
+
+        The prompt is what the bound ``ModelFormat`` renders (as ``prompter`` renders it):
+        tools never vanish, a system prompt the template rejects or ignores is folded into
+        the first user message; a malformed request raises a
+        :class:`~prompter.errors.PromptError` (``MessageError``, ``ToolsError``, ``TemplateError``).
+        """
         options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
         tokenizer = self._load_tokenizer()
+        _checked_request(messages, tools)
 
         def encode(msgs: list[dict[str, Any]]) -> tuple[Rendered, list[int]]:
             rendered = render_with_spans(msgs, tools, model_format=self._backend.model_format, tokenizer=tokenizer)
@@ -551,30 +560,52 @@ def _accepts(function: Callable[..., Any], name: str) -> bool:
 
 
 def _bind_format(arg: Any, tokenizer: Any, name: str) -> Any:
-    """The prompter ModelFormat for this model: as given, from its chat template, or by name."""
-    model_format_cls: Any
-    try:
-        from prompter.formats.model_format import ModelFormat as model_format_cls
-    except ImportError:  # a prompter without model formats: the tokenizer's own template renders
-        model_format_cls = None
+    """The prompter ModelFormat for this model: as given, from its chat template, or by name.
+
+    The module renders through this format (sandboxed, budgeted, the prompter's folding
+    and tools policy), never through ``tokenizer.apply_chat_template``: a chat template
+    the format cannot take is a :class:`~modules.errors.ModuleConfigError` here, at load.
+    """
+    from prompter.errors import PromptError
+    from prompter.formats.model_format import ModelFormat
+
     if arg is not None and not isinstance(arg, str):
         return arg
-    if model_format_cls is None:
-        if isinstance(arg, str):
-            raise ModuleConfigError(f"model_format={arg!r} needs prompter.formats.model_format, which is not installed")
-        return None
     if isinstance(arg, str):
-        return model_format_cls.get(arg)
+        return ModelFormat.get(arg)
     template = getattr(tokenizer, "chat_template", None)
-    if isinstance(template, str) and template:
+    if isinstance(template, (str, Mapping)) and template:
         try:
-            return model_format_cls.from_chat_template(
-                template, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token, name=name
+            return ModelFormat.from_chat_template(
+                template if isinstance(template, str) else dict(template),
+                bos_token=tokenizer.bos_token,
+                eos_token=tokenizer.eos_token,
+                name=name,
             )
-        except Exception as exc:  # noqa: BLE001 - fall back to the tokenizer's own template below
-            logger.warning("could not derive a ModelFormat from %s's chat template (%s); using the template", name, exc)
-            return None
+        except PromptError as exc:
+            raise ModuleConfigError(
+                f"{name}: its chat template cannot run in prompter's sandbox ({_one_line(exc)}); "
+                "pass model_format= (a ModelFormat or a registry name) to render this model"
+            ) from None
     try:
-        return model_format_cls.get(name)
+        return ModelFormat.get(name)
     except KeyError:
         return None
+
+
+def _checked_request(messages: Any, tools: Any) -> None:
+    """Typed errors for a request whose shape cannot even be copied (the format checks the rest)."""
+    from prompter.errors import MessageError, ToolsError
+
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise MessageError(f"messages: expected a list of message dicts, got {type(messages).__name__}")
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise MessageError(f"messages[{i}]: expected a message dict, got {type(message).__name__}")
+    if tools is None:
+        return
+    if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
+        raise ToolsError(f"tools: expected a list of tool dicts, got {type(tools).__name__}")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise ToolsError(f"tools[{i}]: expected a tool dict (a JSON schema), got {type(tool).__name__}")

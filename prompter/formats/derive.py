@@ -16,6 +16,9 @@ A layout may carry preconditions learnt from the probes: contents are stripped
 literals (``</think>``).  A conversation that does not meet them, or that is not
 *(system) user assistant user ... * with plain string contents, is rendered by
 the template.
+
+(Over 400 lines: :class:`Layout`'s three concatenation loops are the hot path of a bound
+prompter and stay beside the probing that makes them safe to use.)
 """
 
 from __future__ import annotations
@@ -115,6 +118,46 @@ class Layout:
                 append(soa)
                 append(content)
                 append(eoa)
+            user = not user
+        if add_generation_prompt:
+            append(self.generation_prompt)
+        return "".join(parts)
+
+    def render_messages(self, messages: Sequence[Any], add_generation_prompt: bool) -> str | None:
+        """:meth:`render` for neutral :class:`~prompter.messages.Message` values, read in place.
+
+        The hot path of a prompter bound to a model: plain text turns only (no tool calls,
+        ids, names or content parts), else None and the caller renders another way.
+        """
+        if self.strip or self.nonempty or self.avoid or not messages:
+            return None
+        parts = [self.bos]
+        append = parts.append
+        rest = messages
+        first = messages[0]
+        if first.role == "system":
+            if not self.system_ok or len(messages) < 2 or type(first.content) is not str or first.name is not None:
+                return None
+            append(self.sos)
+            append(first.content)
+            append(self.eos)
+            rest = messages[1:]
+        elif self.default_block is not None:
+            append(self.default_block)
+        user = True
+        for message in rest:
+            content = message.content
+            if (
+                type(content) is not str
+                or message.tool_calls
+                or message.tool_call_id is not None
+                or message.name is not None
+                or message.role != ("user" if user else "assistant")
+            ):
+                return None
+            append(self.soh if user else self.soa)
+            append(content)
+            append(self.eoh if user else self.eoa)
             user = not user
         if add_generation_prompt:
             append(self.generation_prompt)

@@ -1,4 +1,4 @@
-"""Choosing how a :class:`~prompter.formats.model_format.ModelFormat` renders: fixed strings or the template.
+"""Choosing how a model format renders: fixed strings or the template.
 
 The fast path: a template's derived :class:`~prompter.formats.derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
@@ -16,24 +16,27 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prompter.errors import MessageError, PromptError
-from prompter.formats.derive import Layout, derive_layout, system_rejected, system_supported
+from prompter.formats.continuation import continue_final, mark_final
+from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.prepare import (
     fold_system,
+    inject_documents,
     inject_tools,
+    prepare_documents,
     prepare_messages,
     prepare_tools,
     render_jinja,
+    template_messages,
 )
+from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
 from prompter.formats.spans import locate_content
+from prompter.formats.traits import Traits, traits_of
 
-if TYPE_CHECKING:
-    from prompter.formats.model_format import ModelFormat, Rendered
-
-__all__ = ["fast_layout", "fast_render", "render_full", "template_source"]
+__all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
 
 _NO_TOOLS: dict[tuple[str, str | None, str | None], Layout | None] = {}
 _BY_TOOLS: dict[tuple[int, str, str | None, str | None], tuple[Any, Any, Layout | None]] = {}
@@ -59,7 +62,7 @@ def _second_sighting(key: tuple[str, str | None, str | None, str | None]) -> boo
     return seen >= 2
 
 
-def template_source(fmt: ModelFormat, tools: Any) -> str | None:
+def template_source(fmt: FormatSpec, tools: Any) -> str | None:
     """The template that renders a conversation with ``tools``: the tool-use one when given tools."""
     if tools is not None and fmt.tool_chat_template is not None:
         return fmt.tool_chat_template
@@ -86,7 +89,7 @@ def _tools_json(tools: Any) -> str:
     return json.dumps(prepare_tools(tools), ensure_ascii=False)
 
 
-def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
+def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template)."""
     source = template_source(fmt, tools)
     if source is None:
@@ -108,8 +111,8 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
     if entry is not None and entry[0] is tools and entry[1] == tools:
         return entry[2]
     try:
-        if not compile_template(source).uses("tools"):
-            return None
+        if _traits(fmt, source).tools != "variable":
+            return None  # tools reach such a template through the messages: render_full puts them there
         tools_json = _tools_json(tools)
     except (PromptError, TypeError, ValueError):
         return None
@@ -134,7 +137,7 @@ def fast_layout(fmt: ModelFormat, tools: Any) -> Layout | None:
     return layout
 
 
-def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
+def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
     """The prompt by concatenation, or None (the caller renders with :func:`render_full`).
 
     A leading system message that the template rejects is folded here too, for the
@@ -159,14 +162,12 @@ def fast_render(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prom
         and type(first.get("content")) is str
     ):
         source = template_source(fmt, tools)
-        if source is not None and system_rejected(source, fmt.bos_token, fmt.eos_token):
+        if source is not None and _traits(fmt, source).system != "kept":
             return layout.render(fold_system(messages), add_generation_prompt)
     return None
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
-    from prompter.formats.model_format import Rendered
-
     spans = []
     pos = 0
     for i, piece in enumerate(pieces):
@@ -177,64 +178,111 @@ def _from_pieces(pieces: list[str]) -> Rendered:
     return Rendered("".join(pieces), tuple(spans))
 
 
+def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str:
+    """The prompt for neutral messages (validated upstream): by concatenation where a layout was
+    derived and verified, else through :func:`render_full`, without a second validation."""
+    layout = fast_layout(fmt, tools)
+    if layout is not None:
+        text = layout.render_messages(messages, add_generation_prompt)
+        if text is not None:
+            return text
+    return render_full(fmt, messages, tools, add_generation_prompt, {}, False, neutral=True).text
+
+
+def _traits(fmt: FormatSpec, source: str) -> Traits:
+    return traits_of(source, fmt.bos_token, fmt.eos_token)
+
+
 def render_full(
-    fmt: ModelFormat,
+    fmt: FormatSpec,
     messages: Any,
     tools: Any,
     add_generation_prompt: bool,
     kwargs: dict[str, Any],
     want_spans: bool,
+    documents: Any = None,
+    continue_final_message: bool = False,
+    *,
+    neutral: bool = False,
 ) -> Rendered:
-    """Validate, normalise and render; with ``want_spans``, also locate the content."""
-    from prompter.formats.model_format import Rendered
+    """Validate, normalise and render; with ``want_spans``, also locate the content.
 
+    ``neutral``: ``messages`` are :class:`~prompter.messages.Message` values, validated
+    once already (a prompter's conversation): they are read, not validated again.
+    ``continue_final_message``: the prompt ends right after the final message's text (as
+    transformers cuts it), so the model continues that message; no generation prompt.
+    """
+    if continue_final_message:
+        add_generation_prompt = False
     source = template_source(fmt, tools)
     if source is None:
-        return _from_pieces(_fixed_pieces(fmt, messages, tools, add_generation_prompt))
+        msgs = (
+            template_messages(messages, multimodal=False)
+            if neutral
+            else prepare_messages(messages, multimodal=False)
+        )
+        docs = prepare_documents(documents)
+        if docs:
+            msgs = inject_documents(msgs, docs, system_ok=True)
+        if continue_final_message:
+            msgs = mark_final(msgs)
+        rendered = _from_pieces(_fixed_pieces(fmt, msgs, tools, add_generation_prompt))
+        return continue_final(rendered, msgs) if continue_final_message else rendered
     compiled = compile_template(source)
-    msgs = prepare_messages(messages, multimodal="image" in source)
+    traits = _traits(fmt, source)
+    prepare = template_messages if neutral else prepare_messages
+    msgs = prepare(messages, multimodal="image" in source, string_arguments=traits.string_arguments)
     tools_p = prepare_tools(tools)
-    if tools_p and not compiled.uses("tools"):
-        if _SYSTEM_TOOLS_KEY in source:
+    if tools_p and traits.tools != "variable":
+        if traits.tools == "system-json":
+            msgs = _tools_in_system_key(msgs, json.dumps(tools_p, ensure_ascii=False))
+        elif traits.tools == "system-list":
             msgs = _tools_in_system_key(msgs, tools_p)
         else:
-            system_ok = system_supported(source, fmt.bos_token, fmt.eos_token)
-            msgs = inject_tools(msgs, tools_p, system_ok=system_ok)
+            msgs = inject_tools(msgs, tools_p, system_ok=traits.system == "kept")
         tools_p = None
         if fmt.tool_chat_template is None or source != fmt.tool_chat_template:
             tools = None
-    if msgs and msgs[0]["role"] == "system" and system_rejected(source, fmt.bos_token, fmt.eos_token):
+    docs = prepare_documents(documents)
+    if docs and not traits.documents:
+        msgs = inject_documents(msgs, docs, system_ok=traits.system == "kept")
+        docs = None
+    if msgs and msgs[0]["role"] == "system" and traits.system != "kept":
         msgs = fold_system(msgs)
-    if not kwargs:
+    if continue_final_message:
+        msgs = mark_final(msgs)
+    if not kwargs and not docs:
         layout = fast_layout(fmt, tools)
         if layout is not None:
             pieces = layout.pieces(msgs, add_generation_prompt)
             if pieces is not None:
-                return _from_pieces(pieces)
+                rendered = _from_pieces(pieces)
+                return continue_final(rendered, msgs) if continue_final_message else rendered
     special = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}
 
     def run(prepared: list[dict[str, Any]]) -> str:
-        return render_jinja(compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget)
+        return render_jinja(
+            compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget, documents=docs
+        )
 
     text = run(msgs)
     spans = locate_content(msgs, text, run, source) if want_spans else ()
-    return Rendered(text, spans)
+    rendered = Rendered(text, spans)
+    return continue_final(rendered, msgs) if continue_final_message else rendered
 
 
-_SYSTEM_TOOLS_KEY = "message['tools']"
-
-
-def _tools_in_system_key(msgs: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Templates such as Phi-4-mini's read the tools as a JSON string under the system message's ``tools``."""
-    text = json.dumps(tools, ensure_ascii=False)
+def _tools_in_system_key(msgs: list[dict[str, Any]], tools: Any) -> list[dict[str, Any]]:
+    """Templates that read the tools under the system message's ``tools`` key: Phi-4-mini as a
+    JSON string, GLM-4 as a list (the form :mod:`~prompter.formats.traits` found)."""
     if msgs and msgs[0]["role"] == "system":
-        return [{**msgs[0], "tools": text}, *msgs[1:]]
-    return [{"role": "system", "content": "", "tools": text}, *msgs]
+        return [{**msgs[0], "tools": tools}, *msgs[1:]]
+    return [{"role": "system", "content": "", "tools": tools}, *msgs]
 
 
-def _fixed_pieces(fmt: ModelFormat, messages: Any, tools: Any, add_generation_prompt: bool) -> list[str]:
-    """A template-less format: its fixed strings around each message (markup, content, markup, ...)."""
-    msgs = prepare_messages(messages, multimodal=False)
+def _fixed_pieces(
+    fmt: FormatSpec, msgs: list[dict[str, Any]], tools: Any, add_generation_prompt: bool
+) -> list[str]:
+    """A template-less format: its fixed strings around each (prepared) message (markup, content, ...)."""
     tools_p = prepare_tools(tools)
     if tools_p:
         msgs = inject_tools(msgs, tools_p, system_ok=True)

@@ -20,8 +20,9 @@ a template renders its fixed strings::
     bos + sos + system + eos + (soh + user + eoh + soa + assistant + eoa)... + generation_prompt
 
 A template that rejects a leading system message (Gemma 2 raises "System role
-not supported", Mistral v0.1 "Conversation roles must alternate") gets the system
-text folded into the first user message: ``system + "\\n\\n" + user`` (just the
+not supported", Mistral v0.1 "Conversation roles must alternate") or renders
+without it (Mistral v0.3) gets the system text folded into the first user
+message: ``system + "\\n\\n" + user`` (just the
 user's text when the system text is empty; a user message of its own when no user
 message follows the system message).  A conversation the template accepts is
 rendered unchanged.
@@ -37,22 +38,15 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from functools import cache
+from typing import Any
 
 from prompter.errors import DeclarationError, PromptTypeError, TemplateError
+from prompter.formats.registry import FAMILIES, family_fields, family_of
+from prompter.formats.rendered import Rendered
+from prompter.messages import Message
 
 __all__ = ["GENERIC", "ModelFormat", "Rendered"]
-
-
-class Rendered(NamedTuple):
-    """A rendered prompt and where the message content is in it."""
-
-    text: str
-    """The prompt, equal to what :meth:`ModelFormat.render` returns."""
-    spans: tuple[tuple[int, int], ...]
-    """``(start, end)`` offsets of every piece of ``text`` that came from message content
-    (system, user, assistant, tool results, tool-call names and arguments). Everything
-    outside the spans is the template's markup."""
 
 
 @dataclass(frozen=True)
@@ -140,15 +134,11 @@ class ModelFormat:
 
         Raises :class:`~prompter.errors.UnknownModelFormatError` listing close matches.
         """
-        from prompter.formats.registry import format_for
-
-        return format_for(name)
+        return _registered(family_of(name))
 
     @classmethod
     def families(cls) -> tuple[str, ...]:
         """The names of every registered family."""
-        from prompter.formats.registry import FAMILIES
-
         return tuple(sorted(FAMILIES))
 
     @classmethod
@@ -224,23 +214,63 @@ class ModelFormat:
         messages: Sequence[Any],
         tools: Sequence[Any] | None = None,
         add_generation_prompt: bool = True,
+        *,
+        documents: Sequence[Any] | None = None,
+        continue_final_message: bool = False,
         **kwargs: Any,
     ) -> str:
         """The prompt for OpenAI-style ``messages`` (and ``tools``), exactly as the model's template has it.
 
         ``kwargs`` reach the template as variables (``enable_thinking``, ``date_string``).
+        ``documents`` and ``continue_final_message`` mean what they mean to transformers'
+        ``apply_chat_template``: documents reach a template that reads them (any other
+        gets them as a text block where the tools block goes); ``continue_final_message``
+        ends the prompt right after the final message's text, with no generation prompt.
         """
-        if not kwargs and (self.chat_template is not None or self.tool_chat_template is not None):
+        if (
+            not kwargs
+            and documents is None
+            and not continue_final_message
+            and (self.chat_template is not None or self.tool_chat_template is not None)
+        ):
             text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
             if text is not None:
                 return text
-        return self._render(messages, tools, add_generation_prompt, kwargs, spans=False).text
+        return self._render(
+            messages, tools, add_generation_prompt, kwargs, False, documents, continue_final_message
+        ).text
+
+    def render_messages(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Any] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        """Like :meth:`render`, for neutral :class:`~prompter.messages.Message` values.
+
+        A prompter's conversation is validated once, when it is built; this reads its
+        messages as they are, without turning them back into dicts to validate again.
+        """
+        return (_NEUTRAL[0] if _NEUTRAL else _load_neutral())(self, messages, tools, add_generation_prompt)
+
+    def takes_string_arguments(self, tools: Sequence[Any] | None = None) -> bool:
+        """Whether the template (the one that renders with ``tools``) takes tool-call ``arguments``
+        only as JSON text (DeepSeek-R1 concatenates them); :meth:`render` then passes a caller's
+        string through verbatim, so callers that pre-parse arguments should not, for this format."""
+        from prompter.formats.fixed import template_source
+        from prompter.formats.traits import traits_of
+
+        source = template_source(self, tools)
+        return source is not None and traits_of(source, self.bos_token, self.eos_token).string_arguments
 
     def render_with_spans(
         self,
         messages: Sequence[Any],
         tools: Sequence[Any] | None = None,
         add_generation_prompt: bool = True,
+        *,
+        documents: Sequence[Any] | None = None,
+        continue_final_message: bool = False,
         **kwargs: Any,
     ) -> Rendered:
         """Like :meth:`render`, plus the offsets of message content in the text.
@@ -248,14 +278,23 @@ class ModelFormat:
         Raises :class:`~prompter.errors.TemplateError` where the template transforms
         content so that its place in the output cannot be established.
         """
-        return self._render(messages, tools, add_generation_prompt, kwargs, spans=True)
+        return self._render(messages, tools, add_generation_prompt, kwargs, True, documents, continue_final_message)
 
     def _render(
-        self, messages: Any, tools: Any, add_generation_prompt: bool, kwargs: dict[str, Any], *, spans: bool
+        self,
+        messages: Any,
+        tools: Any,
+        add_generation_prompt: bool,
+        kwargs: dict[str, Any],
+        spans: bool,
+        documents: Any,
+        continue_final_message: bool,
     ) -> Rendered:
         from prompter.formats.fixed import render_full
 
-        return render_full(self, messages, tools, add_generation_prompt, kwargs, spans)
+        return render_full(
+            self, messages, tools, add_generation_prompt, kwargs, spans, documents, continue_final_message
+        )
 
 
 _STR_FIELDS = (
@@ -284,6 +323,12 @@ GENERIC = ModelFormat(
 )
 """The delimiters prompter's own layout uses when no model is bound."""
 
+@cache
+def _registered(family: str) -> ModelFormat:
+    """The registry's plain data for ``family`` as a format (built once per family)."""
+    return ModelFormat(**family_fields(family))
+
+
 _FAST: list[Callable[[ModelFormat, Any, Any, bool], str | None]] = []
 
 
@@ -293,6 +338,17 @@ def _load_fast() -> Callable[[ModelFormat, Any, Any, bool], str | None]:
 
     _FAST.append(fast_render)
     return fast_render
+
+
+_NEUTRAL: list[Callable[[ModelFormat, Any, Any, bool], str]] = []
+
+
+def _load_neutral() -> Callable[[ModelFormat, Any, Any, bool], str]:
+    """Like :func:`_load_fast`: the renderer of neutral messages, imported on first use."""
+    from prompter.formats.fixed import render_neutral
+
+    _NEUTRAL.append(render_neutral)
+    return render_neutral
 
 
 _TOKEN = re.compile(

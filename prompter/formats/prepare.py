@@ -7,7 +7,9 @@ after three normalisations OpenAI-style callers need:
 
 * an assistant's ``content: None`` (a tool-call turn) becomes ``""``;
 * a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a
-  template's ``| tojson`` does not encode it twice;
+  template's ``| tojson`` does not encode it twice; except for a template that only
+  takes them as a string (DeepSeek-R1 concatenates them): it gets the caller's own
+  string, or the object as JSON text (:mod:`~prompter.formats.traits` tells which);
 * a content list (``[{"type": "text", "text": ...}, ...]``) reaches a text-only
   template as its text parts joined with ``"\\n"``; an image there is an
   :class:`~prompter.errors.UnsupportedContentError`.
@@ -17,8 +19,14 @@ of text (:data:`TOOLS_PREAMBLE` and one JSON schema per line) at the end of the
 system message, in a system message of their own when there is none, or at the
 start of the first user message when the template cannot carry a system message.
 
-A template that raises on a leading system message gets its text folded into
-the first user message (:func:`fold_system`): ``system + "\\n\\n" + user``.
+A template that raises on a leading system message, or that renders without its
+text (Mistral v0.3), gets that text folded into the first user message
+(:func:`fold_system`): ``system + "\\n\\n" + user``.
+
+``documents`` (a list of dicts, as transformers takes them) reach a template that
+reads them as its ``documents`` variable; any other template gets them as a block of
+text (:data:`DOCUMENTS_PREAMBLE` and one JSON object per line) where the tools block
+would go.  (``continue_final_message`` is :mod:`~prompter.formats.continuation`'s.)
 
 Messages are validated as the prompter validates them
 (:func:`prompter.messages.message_from_dict`): the role is one of ``system``,
@@ -37,21 +45,29 @@ from typing import Any
 
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
 from prompter.formats.sandbox import CompiledTemplate, render_template
-from prompter.messages import message_from_dict
+from prompter.messages import Message, message_from_dict
 
 __all__ = [
+    "DOCUMENTS_PREAMBLE",
     "TOOLS_PREAMBLE",
     "fold_system",
+    "inject_documents",
     "inject_tools",
+    "prepare_documents",
     "plain",
     "prepare_messages",
     "prepare_tools",
     "render_jinja",
+    "template_messages",
     "tools_text",
 ]
 
 TOOLS_PREAMBLE = "# Tools\n\nYou may call the following functions. Their JSON schemas, one per line:\n"
 """The first line of the tools block given to templates that ignore ``tools``."""
+
+DOCUMENTS_PREAMBLE = "# Documents\n\nUse the following documents. One JSON object per line:\n"
+"""The first line of the documents block given to templates that ignore ``documents``."""
+
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
@@ -110,7 +126,7 @@ def _text_parts(content: list[Any], where: str) -> str:
     return "\n".join(texts)
 
 
-def _tool_call(call: Any, where: str) -> Any:
+def _tool_call(call: Any, where: str, string_arguments: bool = False) -> Any:
     if not isinstance(call, dict):
         raise MessageError(f"{where}: expected a tool call dict, got {type(call).__name__}")
     call = {k: v for k, v in call.items() if v is not None}
@@ -118,7 +134,10 @@ def _tool_call(call: Any, where: str) -> Any:
     if isinstance(function, dict):
         function = {k: v for k, v in function.items() if v is not None}
         arguments = function.get("arguments")
-        if isinstance(arguments, str):
+        if string_arguments:
+            if isinstance(arguments, dict):  # the caller's own string is kept as it is
+                function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+        elif isinstance(arguments, str):
             try:
                 parsed = json.loads(arguments)
             except ValueError:
@@ -144,8 +163,11 @@ def _validate(message: Mapping[str, Any], where: str) -> None:
     message_from_dict({**message, "content": ""}, where)
 
 
-def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]:
-    """Validate OpenAI-style ``messages`` and return a normalised plain-data copy."""
+def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool = False) -> list[dict[str, Any]]:
+    """Validate OpenAI-style ``messages`` and return a normalised plain-data copy.
+
+    ``string_arguments``: tool-call arguments reach the template as JSON text, not parsed.
+    """
     if not isinstance(messages, (list, tuple)):
         raise MessageError(f"messages: expected a list of message dicts, got {type(messages).__name__}")
     out: list[dict[str, Any]] = []
@@ -180,12 +202,62 @@ def prepare_messages(messages: Any, *, multimodal: bool) -> list[dict[str, Any]]
         if calls is not None:
             if not isinstance(calls, list):
                 raise MessageError(f"{where}.tool_calls: expected a list, got {type(calls).__name__}")
-            msg["tool_calls"] = [_tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls)]
+            msg["tool_calls"] = [
+                _tool_call(c, f"{where}.tool_calls[{j}]", string_arguments) for j, c in enumerate(calls)
+            ]
         if "reasoning_content" in msg or "thinking" in msg or "reasoning" in msg:
             reasoning = next(msg[k] for k in _REASONING_FIELDS if k in msg)
             msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}
         out.append(msg)
     return out
+
+
+def template_messages(
+    messages: Sequence[Message], *, multimodal: bool, string_arguments: bool = False
+) -> list[dict[str, Any]]:
+    """Neutral messages, validated once upstream, as the template reads them (no second validation).
+
+    The same dicts :func:`prepare_messages` makes from the messages' OpenAI form: a tool
+    call's arguments as the parsed object (or its JSON text, ``string_arguments``), text
+    parts joined with ``"\\n"`` for a text-only template.
+    """
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = message.content
+        msg: dict[str, Any] = {"role": message.role}
+        if isinstance(content, str):
+            msg["content"] = content
+        elif multimodal:
+            msg["content"] = [_part_dict(part) for part in content]
+        else:
+            msg["content"] = _text_parts([_part_dict(part) for part in content], f"messages[{i}].content")
+        if message.tool_calls:
+            msg["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments_json if string_arguments else json.loads(call.arguments_json),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        if message.tool_call_id is not None:
+            msg["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            msg["name"] = message.name
+        out.append(msg)
+    return out
+
+
+def _part_dict(part: Any) -> dict[str, Any]:
+    if part.type == "text":
+        return {"type": "text", "text": part.text}
+    image: dict[str, Any] = {"url": part.url}
+    if part.detail is not None:
+        image["detail"] = part.detail
+    return {"type": "image_url", "image_url": image}
 
 
 def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
@@ -205,9 +277,34 @@ def tools_text(tools: Sequence[Any]) -> str:
     return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
 
 
+def prepare_documents(documents: Any) -> list[dict[str, Any]] | None:
+    """Validate ``documents`` (a list of dicts, e.g. ``{"title": ..., "text": ...}``) and copy it."""
+    if documents is None:
+        return None
+    if not isinstance(documents, (list, tuple)):
+        raise MessageError(f"documents: expected a list of document dicts, got {type(documents).__name__}")
+    for i, document in enumerate(documents):
+        if not isinstance(document, Mapping):
+            raise MessageError(
+                f"documents[{i}]: expected a document dict (with 'title' and 'text'), got {type(document).__name__}"
+            )
+    return plain(list(documents))  # type: ignore[no-any-return]
+
+
+def inject_documents(
+    messages: list[dict[str, Any]], documents: Sequence[Any], *, system_ok: bool
+) -> list[dict[str, Any]]:
+    """Put the documents block where the tools block goes (a new list), for a template that ignores them."""
+    lines = "\n".join(json.dumps(document, ensure_ascii=False) for document in documents)
+    return _inject(messages, DOCUMENTS_PREAMBLE + lines, system_ok=system_ok)
+
+
 def inject_tools(messages: list[dict[str, Any]], tools: Sequence[Any], *, system_ok: bool) -> list[dict[str, Any]]:
     """Put the tools block into the conversation (a new list; ``messages`` is not changed)."""
-    block = tools_text(tools)
+    return _inject(messages, tools_text(tools), system_ok=system_ok)
+
+
+def _inject(messages: list[dict[str, Any]], block: str, *, system_ok: bool) -> list[dict[str, Any]]:
     out = list(messages)
     if system_ok:
         if out and out[0].get("role") == "system":
@@ -267,8 +364,9 @@ def render_jinja(
     special: Mapping[str, Any],
     kwargs: Mapping[str, Any],
     time_budget: float,
+    documents: list[dict[str, Any]] | None = None,
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
     context: dict[str, Any] = {**special, **plain(dict(kwargs))}
-    context.update(messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt)
+    context.update(messages=messages, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt)
     return render_template(compiled, context, time_budget=time_budget)

@@ -1,6 +1,6 @@
 """The registry of known model families: a literal mapping, looked up by family or model id.
 
-Each entry holds the family's fixed strings (see :class:`~prompter.formats.model_format.ModelFormat`),
+Each entry holds the family's fixed strings (the fields of ``ModelFormat``),
 its tokens, and the file name of its chat template, shipped in
 ``prompter/formats/chat_templates/`` exactly as the model ships it.  Where fixed strings
 reproduce the template they were derived from it (a test keeps them in step); for the
@@ -18,6 +18,8 @@ Models that ship a separate ``tool_use`` template (Hermes 2 Pro, Command R) name
 A name is resolved, case-insensitively, as a family name, an alias or a known model
 id, then by the first matching pattern over the model id (``Qwen/Qwen2.5-7B-Instruct``
 -> ``qwen2.5``).
+
+(Long because it is data: 40 families, their shared pieces and aliases, in one literal.)
 """
 
 from __future__ import annotations
@@ -26,14 +28,11 @@ import difflib
 import re
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prompter.errors import UnknownModelFormatError
 
-if TYPE_CHECKING:
-    from prompter.formats.model_format import ModelFormat
-
-__all__ = ["ALIASES", "FAMILIES", "PATTERNS", "family_of", "format_for"]
+__all__ = ["ALIASES", "FAMILIES", "PATTERNS", "family_fields", "family_of"]
 
 _TEMPLATES = Path(__file__).parent / "chat_templates"
 
@@ -653,19 +652,18 @@ def family_of(name: str) -> str:
 
 
 @cache
-def _build(family: str) -> ModelFormat:
-    from prompter.formats.model_format import ModelFormat
-
+def _fields(family: str) -> tuple[tuple[str, Any], ...]:
     entry = dict(FAMILIES[family])
     source = entry.pop("template") if "template" in entry else _read(entry.pop("file"))
     tool_source = _read(entry.pop("tool_file")) if "tool_file" in entry else None
-    return ModelFormat(name=family, chat_template=source, tool_chat_template=tool_source, **entry)
+    return (("name", family), ("chat_template", source), ("tool_chat_template", tool_source), *entry.items())
 
 
 def _read(file: str) -> str:
     return (_TEMPLATES / file).read_text(encoding="utf-8")
 
 
-def format_for(name: str) -> ModelFormat:
-    """The registered :class:`ModelFormat` for ``name`` (built once per family)."""
-    return _build(family_of(name))
+def family_fields(family: str) -> dict[str, Any]:
+    """The ``ModelFormat`` fields of a registered family (its name as :func:`family_of` gives it),
+    templates read from their files: plain data that ``ModelFormat.get`` builds the format from."""
+    return dict(_fields(family))

@@ -5,8 +5,10 @@ Two ways to get there:
 * with no model bound, the prompter's own *layout* (its declared string
   template, e.g. Chat's ``{sos}{system}{instruction}{tools}{eos}\\n\\n{history}...``)
   is filled with the generic format's delimiters;
-* with a model bound, the model's own chat template renders the OpenAI message
-  list (:mod:`prompter.render.openai`), so the bytes are exactly the model's.
+* with a model bound, the model's own chat template renders the conversation's
+  messages (:meth:`ModelFormat.render_messages`), so the bytes are exactly the
+  model's; the messages are handed over as the neutral values they are, not turned
+  back into dicts to be validated a second time.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ from typing import TYPE_CHECKING
 from prompter.conversation import Conversation
 from prompter.instruction import InstructionTemplate
 from prompter.messages import Message, text_of
-from prompter.render.openai import openai_messages
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
 
-__all__ = ["LAYOUT_FIELDS", "LayoutPlan", "render_layout", "render_with_model", "tools_block"]
+__all__ = ["LAYOUT_FIELDS", "LayoutPlan", "conversation_messages", "render_layout", "render_with_model", "tools_block"]
 
 #: The fields a prompter's declared string template may use.
 LAYOUT_FIELDS = frozenset(
@@ -149,8 +150,24 @@ def render_layout(layout: InstructionTemplate, conv: Conversation, fmt: ModelFor
     return LayoutPlan(layout, fmt, {}).render(conv)
 
 
+def conversation_messages(conv: Conversation) -> list[Message]:
+    """The whole conversation as messages, in the order a chat template reads them:
+    the system text, the history, the current turn, the label (as in the OpenAI body)."""
+    system = conv.system_text
+    messages = [Message("system", system)] if system else []
+    for turn in conv.history:
+        if type(turn) is tuple:
+            messages += (Message("user", turn[0]), Message("assistant", turn[1]))
+        else:
+            messages.append(turn)  # type: ignore[arg-type]
+    messages.extend(conv.turn())
+    if conv.label is not None:
+        messages.append(Message("assistant", conv.label))
+    return messages
+
+
 def render_with_model(conv: Conversation, fmt: ModelFormat) -> str:
     """Exactly what ``fmt``'s chat template renders for the conversation."""
     # the same list object on every call lets the format cache what it derived for these tools
     tools = conv.tools.shared if conv.tools is not None and len(conv.tools) else None
-    return fmt.render(openai_messages(conv), tools=tools, add_generation_prompt=conv.label is None)
+    return fmt.render_messages(conversation_messages(conv), tools=tools, add_generation_prompt=conv.label is None)

@@ -7,10 +7,11 @@ For every template in ``prompter/formats/chat_templates/`` (the 40 of
 that carries the template; where transformers raises, we raise TemplateError.
 
 Where prompter deliberately differs from raw transformers (``content: None`` is
-``""``, string ``arguments`` are parsed, a content list reaches a text-only
-template as joined text, tools are written into the system message for a template
-that ignores them, a system message is folded into the first user message for a
-template that rejects the system role), transformers is given the equivalently
+``""``, string ``arguments`` are parsed, except for a template that only takes them
+as a string, a content list reaches a text-only template as joined text, tools are
+written into the system message for a template that ignores them, a system message
+is folded into the first user message for a template that rejects the system role or
+renders without it), transformers is given the equivalently
 normalised input, built here independently from the documented rules.
 
 Models that ship a ``default`` and a ``tool_use`` template (Hermes 2 Pro, Command R)
@@ -218,6 +219,32 @@ def rejects_system(family: str, single: bool = False) -> bool:
     return False
 
 
+@cache
+def drops_system(family: str) -> bool:
+    """Whether the template renders a system message's conversation without its text (Mistral v0.3)."""
+    try:
+        text = oracle(family, [{"role": "system", "content": "SYSX"}, u("hi")], None, True, {})
+    except Exception:
+        return False
+    return "SYSX" not in text and "hi" in text
+
+
+@cache
+def takes_string_arguments(family: str) -> bool:
+    """Whether transformers renders a tool call only when its arguments are a JSON string (DeepSeek-R1)."""
+
+    def renders(arguments: Any) -> bool:
+        call = {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+        ]}
+        try:
+            return "ARGX" in oracle(family, [u("q"), call], None, False, {})
+        except Exception:
+            return False
+
+    return not renders({"x": "ARGX"}) and renders('{"x": "ARGX"}')
+
+
 def fold_system(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The documented folding: system + "\n\n" + the first user message's content."""
     system, rest = msgs[0]["content"], msgs[1:]
@@ -231,7 +258,12 @@ def fold_system(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def reads_tools(family: str) -> bool:
-    return bool(INDEX[family]["supports_tools"]) and family != "phi-4-mini"
+    return bool(INDEX[family]["supports_tools"]) and family not in SYSTEM_KEY_TOOLS
+
+
+# Templates that read tools under the system message's ``tools`` key, not the ``tools`` variable:
+# Phi-4-mini as a JSON string, GLM-4 as a list (given the ``tools`` variable, GLM-4 prints nothing).
+SYSTEM_KEY_TOOLS = {"phi-4-mini": "json", "glm-4": "list"}
 
 
 def tools_block(tools: list[Any]) -> str:
@@ -244,7 +276,7 @@ def normalised(
 ) -> tuple[list[dict[str, Any]], Any]:
     """What transformers must be given to render what prompter renders (the documented rules)."""
     msgs, tools = _tools_normalised(family, messages, tools)
-    if msgs and msgs[0]["role"] == "system" and rejects_system(family, single):
+    if msgs and msgs[0]["role"] == "system" and (rejects_system(family, single) or drops_system(family)):
         msgs = fold_system(msgs)
     return msgs, tools
 
@@ -260,11 +292,12 @@ def _tools_normalised(
         if isinstance(m["content"], list) and not multimodal:
             m["content"] = "\n".join(p["text"] for p in m["content"])
         for call in m.get("tool_calls", []):
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+            if not takes_string_arguments(family):
+                call["function"]["arguments"] = json.loads(call["function"]["arguments"])
     if not tools or reads_tools(family):
         return msgs, tools
-    if family == "phi-4-mini":
-        text = json.dumps(tools, ensure_ascii=False)
+    if family in SYSTEM_KEY_TOOLS:
+        text = json.dumps(tools, ensure_ascii=False) if SYSTEM_KEY_TOOLS[family] == "json" else tools
         if msgs[0]["role"] == "system":
             msgs[0]["tools"] = text
         else:

@@ -133,8 +133,12 @@ def test_injected_control_tokens_never_become_control_ids(family: str, tokenizer
     import jinja2
 
     module = _module(tokenizer_dirs[family])
-    try:
-        module.build_request("probe", tools=_tools("probe") if _shapes(family) == [True] else None)
+    try:  # the module folds a system turn the template refuses; the naive path below cannot
+        module.tokenizer.apply_chat_template(
+            [{"role": "system", "content": "s"}, {"role": "user", "content": "probe"}],
+            tools=_tools("probe") if _shapes(family) == [True] else None,
+            tokenize=False,
+        )
     except jinja2.TemplateError:  # the template refuses a system turn
         module = _module(tokenizer_dirs[family], system=False)
     tok = module.tokenizer

@@ -1,0 +1,55 @@
+"""``continue_final_message``: a prompt that ends inside the final message, as transformers cuts it.
+
+The final message's text gets :data:`CONTINUE_TAG` appended (transformers' own tag), the
+conversation is rendered as usual with no generation prompt, and the output is cut where
+the tag starts (or, where the template strips trailing space, right after the text), so
+the model continues that message instead of starting a new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prompter.errors import MessageError, TemplateError
+from prompter.formats.rendered import Rendered
+
+__all__ = ["CONTINUE_TAG", "continue_final", "mark_final"]
+
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+"""Appended to the final message's text to find where it ends in the output (transformers' own tag)."""
+
+
+def mark_final(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with :data:`CONTINUE_TAG` after the final message's text (its last text part)."""
+    if not messages:
+        raise MessageError("continue_final_message: the conversation is empty; there is no message to continue")
+    final = dict(messages[-1])
+    content = final.get("content") or ""
+    if isinstance(content, list):
+        parts = list(content)
+        for k in range(len(parts) - 1, -1, -1):
+            part = parts[k]
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts[k] = {**part, "text": part["text"] + CONTINUE_TAG}
+                break
+        else:
+            raise MessageError("continue_final_message: the final message has no text to continue")
+        final["content"] = parts
+    else:
+        final["content"] = content + CONTINUE_TAG
+    return [*messages[:-1], final]
+
+
+def continue_final(rendered: Rendered, messages: list[dict[str, Any]]) -> Rendered:
+    """The prompt cut right after the final message's text, as transformers cuts it."""
+    text = rendered.text
+    tag = CONTINUE_TAG.strip()
+    if tag not in text:
+        raise TemplateError(
+            "continue_final_message: this chat template does not write the final message's text "
+            f"(role {messages[-1].get('role')!r}) where it can be continued; send it without continue_final_message"
+        )
+    at = text.rindex(tag)
+    cut = at if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG else len(text[:at].rstrip())
+    spans = tuple((a, min(b, cut)) for a, b in rendered.spans if a < cut)
+    return Rendered(text[:cut], spans)

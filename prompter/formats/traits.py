@@ -1,0 +1,154 @@
+"""What a chat template does with tools, documents, a system message and tool-call arguments.
+
+Read from the template's *output*, not its source: each trait is found by rendering
+a small conversation whose strings are private-use sentinels and looking for them
+(once per template and tokens, cached).  A template can name ``tools`` and still
+never print them (GLM-4 reads ``item['tools']`` from a message, not the ``tools``
+variable); only the output tells.
+
+* ``tools``: how the template takes tools: ``"variable"`` (the ``tools`` variable, as
+  transformers passes it), ``"system-json"`` / ``"system-list"`` (a ``tools`` key on
+  the system message, as a JSON string like Phi-4-mini or as a list like GLM-4), or
+  ``"none"`` (it prints no tools: prompter writes them as a text block).
+* ``documents``: whether the ``documents`` variable reaches the output.
+* ``system``: ``"kept"``, ``"rejected"`` (``[system, user]`` raises while ``[user]``
+  renders: Gemma 2, Mistral v0.1) or ``"dropped"`` (it renders without the system
+  text: Mistral v0.3); the last two get the system text folded into the user turn.
+* ``string_arguments``: whether tool-call ``arguments`` must reach the template as a
+  JSON string (DeepSeek-R1 concatenates them) rather than as the parsed object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from prompter.errors import PromptError, TemplateTimeoutError
+from prompter.formats.sandbox import compile_template, render_template
+
+__all__ = ["Traits", "traits_of"]
+
+_PROBE_BUDGET = 0.25
+
+
+class _TooSlow(Exception):
+    """A probe ran out of time: stop probing a template that slow (a dozen probes would cost seconds)."""
+_S = tuple("\ue000" + chr(0xE200 + i) + "\ue001" for i in range(6))
+
+ToolsMode = Literal["variable", "system-json", "system-list", "none"]
+SystemMode = Literal["kept", "rejected", "dropped"]
+
+
+Render = Callable[..., "str | None"]
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What one template (with given tokens) does with what a caller may give it."""
+
+    tools: ToolsMode
+    documents: bool
+    system: SystemMode
+    string_arguments: bool
+
+
+def _tool(name: str, description: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+        },
+    }
+
+
+@lru_cache(maxsize=256)
+def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Traits:
+    """The traits of ``source`` rendered with these tokens (probed once, then cached)."""
+    compiled = compile_template(source)
+    base: dict[str, Any] = {k: v for k, v in (("bos_token", bos_token), ("eos_token", eos_token)) if v is not None}
+
+    def render(messages: list[dict[str, Any]], add: bool = True, **extra: Any) -> str | None:
+        context = {**base, "tools": None, "documents": None, **extra, "messages": messages}
+        context["add_generation_prompt"] = add
+        try:
+            return render_template(compiled, context, time_budget=_PROBE_BUDGET)
+        except TemplateTimeoutError:
+            raise _TooSlow from None
+        except PromptError:
+            return None
+
+    # a name in a macro's call is not always among the variables jinja finds, so the source is read too
+    names_tools = compiled.uses("tools") or re.search(r"\btools\b", source) is not None
+    try:
+        return _probe_all(render, names_tools)
+    except _TooSlow:  # what the source says, and the real render (with its own budget) decides
+        return Traits("variable" if names_tools else "none", "documents" in source, "kept", False)
+
+
+def _probe_all(render: Render, names_tools: bool) -> Traits:
+    tools = _tools(render, names_tools)
+    return Traits(tools, _documents(render), _system(render), _string_arguments(render))
+
+
+def _shows(text: str | None, sentinel: str) -> bool:
+    return text is not None and sentinel in text
+
+
+def _tools(render: Render, names_tools: bool) -> ToolsMode:
+    tools = [_tool(_S[0], _S[1])]
+    user = {"role": "user", "content": _S[2]}
+    alone = render([user], tools=tools)
+    with_system = render([{"role": "system", "content": _S[3]}, user], tools=tools)
+    if _shows(alone, _S[0]) or _shows(with_system, _S[0]):
+        return "variable"
+    if names_tools and alone is None and with_system is None:
+        # it reads the tools variable and raised on our OpenAI-style probe (Command R wants its
+        # own tool shape): the caller's tools go to it as they are, and its error, if any, is typed
+        return "variable"
+    for mode, value in (("system-json", json.dumps(tools, ensure_ascii=False)), ("system-list", tools)):
+        if _shows(render([{"role": "system", "content": _S[3], "tools": value}, user]), _S[0]):
+            return mode  # type: ignore[return-value]
+    return "none"
+
+
+def _documents(render: Render) -> bool:
+    documents = [{"title": _S[0], "text": _S[1]}]
+    return _shows(render([{"role": "user", "content": _S[2]}], documents=documents), _S[1])
+
+
+def _system(render: Render) -> SystemMode:
+    user = {"role": "user", "content": _S[1]}
+    both = [{"role": "system", "content": _S[0]}, user]
+    for add in (True, False):
+        alone = render([user], add)
+        if alone is None:
+            return "kept"  # the template needs more than a user turn: nothing to learn here
+        text = render(both, add)
+        if text is None:
+            return "rejected"
+        if _S[0] not in text and _S[1] in text:
+            return "dropped"
+    return "kept"
+
+
+def _string_arguments(render: Render) -> bool:
+    """True when a call's arguments render only as a JSON string (the object form raises or vanishes)."""
+
+    def conversation(arguments: Any) -> list[dict[str, Any]]:
+        call = {"id": "call0", "type": "function", "function": {"name": "f", "arguments": arguments}}
+        return [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    as_object = {"x": _S[4]}
+    for add in (False, True):
+        if _shows(render(conversation(as_object), add), _S[4]):
+            return False
+    for add in (False, True):
+        if _shows(render(conversation(json.dumps(as_object, ensure_ascii=False)), add), _S[4]):
+            return True
+    return False
