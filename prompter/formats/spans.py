@@ -16,12 +16,13 @@ is better than wrong spans, since text outside the spans is trusted as markup.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prompter.errors import TemplateError
 
-__all__ = ["locate_content"]
+__all__ = ["RAW_ROLES", "Inert", "is_name", "locate_content", "locate_user_text", "user_strings"]
 
 _CANDIDATES = (
     ("\ue000", "\ue001", "\ue002", "\ue003"),
@@ -194,6 +195,234 @@ def locate_content(
         error = TemplateError(
             "content spans: this chat template transforms message content in a way that cannot be traced "
             "back to the output; spans are not available for this conversation"
+        )
+    assert error is not None  # noqa: S101 - attempts is never empty
+    raise error
+
+
+# -- whole requests: every string and every key a caller supplies ----------------------------------
+
+RAW_ROLES = frozenset({"system", "user", "assistant", "tool", "developer", "function", "ipython", "observation"})
+"""Role values left as they are: templates compare them with their own literals (``role == 'user'``)."""
+
+_NAME = re.compile(r"^[A-Za-z0-9_.:$\-]{1,128}$")
+# Values templates compare or measure rather than print as prose (`type == 'function'`, Mistral's
+# 9-character ids); they stay unmarked when inert, and are marked like any other text otherwise.
+_COMPARED_VALUES = frozenset({"type", "id", "tool_call_id"})
+
+
+def is_name(value: str) -> bool:
+    """Letters, digits and ``_ . : $ -`` only: text that cannot spell ``<|x|>``, ``[INST]`` or ``<s>``."""
+    return bool(_NAME.match(value))
+
+
+def user_strings(value: Any) -> Iterator[str]:
+    """Every string value and every dict key, at any depth, of *value*: the one definition of user text.
+
+    Everything a caller supplies (messages with every field, tool calls, ids,
+    arguments, tool definitions, metadata, documents) is walked by this one
+    function; :func:`locate_user_text` marks exactly what it yields, except the
+    inert names a template must compare.
+
+    >>> sorted(user_strings({"role": "user", "metadata": {"$defs": ["a"]}}))
+    ['$defs', 'a', 'metadata', 'role', 'user']
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from user_strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from user_strings(item)
+
+
+class _RequestMarker:
+    """Marks every user string of a request with sentinels, leaving only inert names bare."""
+
+    def __init__(self, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None, inert: Inert) -> None:
+        self.op, self.cl, self.lop, self.lcl = marks
+        self.literals = literals
+        self.inert = inert
+        self.names: set[str] = set()
+
+    def text(self, value: str) -> str:
+        if self.literals is None:
+            return self._piece(value)
+        out = []
+        pos = 0
+        for match in self.literals.finditer(value):
+            out.append(self._piece(value[pos : match.start()]))
+            out.append(self.lop + match.group() + self.lcl)
+            pos = match.end()
+        out.append(self._piece(value[pos:]))
+        return "".join(out)
+
+    def _piece(self, value: str) -> str:
+        # Sentinels go inside surrounding whitespace, so templates that strip content still keep them.
+        core = value.strip()
+        if not core:
+            return value
+        start = value.index(core)
+        return value[:start] + self.op + core + self.cl + value[start + len(core) :]
+
+    def bare(self, value: str, key: Any) -> bool:
+        """Whether *value* (found under *key*, None for a dict key itself) is left unmarked."""
+        if key == "role" and value in RAW_ROLES:
+            return True
+        return (key is None or key in _COMPARED_VALUES or value in self.names) and self.inert(value)
+
+    def collect(self, value: Any, key: Any = None) -> None:
+        """First pass: the names left bare, so that the same string is left bare wherever it appears.
+
+        Templates compare user strings with each other (``name in parameters.required``): a
+        parameter name that is a bare key must be bare in ``required`` too, or the test flips.
+        """
+        if isinstance(value, str):
+            if key in _COMPARED_VALUES and self.inert(value):
+                self.names.add(value)
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                if isinstance(k, str) and self.inert(k):
+                    self.names.add(k)
+                self.collect(v, k)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self.collect(v)
+
+    def walk(self, value: Any, key: Any = None) -> Any:
+        if isinstance(value, str):
+            return value if self.bare(value, key) else self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                (k if not isinstance(k, str) or self.bare(k, None) else self.text(k)): self.walk(v, k)
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.walk(v) for v in value]
+        return value
+
+
+Inert = Callable[[str], bool]
+"""Whether a bare string can never yield a control token (the tokenizer's say; :func:`is_name` by default)."""
+
+
+def _read_marked(marked: str, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None) -> tuple[str, Spans]:
+    """The text without sentinels, and the spans they mark (multi-character sentinels)."""
+    op, cl, lop, lcl = marks
+    spans: list[tuple[int, int]] = []
+
+    def add(start: int, end: int) -> None:
+        if end <= start:
+            return
+        if spans and spans[-1][1] >= start:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+
+    clean: list[str] = []
+    length = 0
+    last = 0
+    start: int | None = None
+    literal_at: tuple[int, int] | None = None  # (raw end of the lop, clean position) of the last lop
+    for match in re.finditer("|".join(re.escape(m) for m in marks), marked):
+        piece = marked[last : match.start()]
+        clean.append(piece)
+        length += len(piece)
+        last = match.end()
+        mark = match.group()
+        if mark == op:
+            if start is not None:
+                raise TemplateError("user text spans: the template reorders or nests user text")
+            start = length
+        elif mark == cl:
+            if start is None:
+                raise TemplateError("user text spans: the template keeps only part of a user string")
+            add(start, length)
+            start = None
+        elif mark == lop:
+            literal_at = (match.end(), length)
+        elif literal_at is not None and literals is not None:
+            # A template literal the user typed, kept whole by the template: still user text.
+            if literals.fullmatch(marked[literal_at[0] : match.start()]):
+                add(literal_at[1], length)
+            literal_at = None
+    if start is not None:
+        raise TemplateError("user text spans: the template keeps only part of a user string")
+    clean.append(marked[last:])
+    return "".join(clean), tuple(spans)
+
+
+Spans = tuple[tuple[int, int], ...]
+
+
+def _sentinels(taken: Callable[[str], bool]) -> list[tuple[str, str, str, str]]:
+    """Two sentinel sets: private-use characters, and plain ASCII for templates that escape those."""
+    # Digits and uncased characters only, so that templates that change case (`role.title()`) keep them.
+    while True:
+        nonce = str(secrets.randbelow(10**12)).zfill(12)
+        sets = [
+            tuple(f"{chr(0xE000 + 2 * i)}{nonce}{chr(0xE001 + 2 * i)}" for i in range(4)),
+            tuple(f"~{i}{nonce}{i}~" for i in range(4)),
+        ]
+        if not any(taken(m) for s in sets for m in s):
+            return sets  # type: ignore[return-value]
+
+
+def locate_user_text(
+    messages: Sequence[Any],
+    tools: Sequence[Any] | None,
+    text: str,
+    render: Callable[[list[Any], list[Any] | None], str],
+    source: str = "",
+    *,
+    inert: Inert = is_name,
+) -> Spans:
+    """The spans of *text* (``render(messages, tools)``) that hold user text.
+
+    User text is every string :func:`user_strings` yields. Each is rendered
+    between sentinels except inert names a template must compare as they are
+    (dict keys, ``type`` values and ids for which *inert* holds, standard
+    roles); those cannot produce a control token on their own. The marked
+    rendering, sentinels removed, must equal *text* exactly, so the spans are
+    where the template put user text, never a guess. Templates that escape
+    private-use characters (``repr``, ASCII JSON) get ASCII sentinels; templates
+    that cut user text at one of their literals (``split('</think>')``) get it
+    pre-cut. Raises :class:`TemplateError` when no attempt traces the text.
+    """
+    request = [list(messages), list(tools) if tools is not None else None]
+    strings = set(user_strings(request))
+
+    def taken(mark: str) -> bool:
+        return mark in source or mark in text or any(mark in s for s in strings)
+
+    found = [lit for lit in _template_literals(source) if any(lit in s for s in strings)]
+    pattern = re.compile("|".join(re.escape(lit) for lit in found)) if found else None
+    pua, ascii_ = _sentinels(taken)
+    attempts: list[tuple[tuple[str, str, str, str], re.Pattern[str] | None]] = [(pua, None), (ascii_, None)]
+    if pattern is not None:
+        attempts += [(pua, pattern), (ascii_, pattern)]
+    error: TemplateError | None = None
+    for marks, literals in attempts:
+        marker = _RequestMarker(marks, literals, inert)
+        marker.collect(request)
+        try:
+            marked = render(marker.walk(list(messages)), marker.walk(list(tools)) if tools is not None else None)
+        except Exception as exc:  # noqa: BLE001 - the template compared marked text and gave up: try the next way
+            error = TemplateError(f"user text spans: the chat template fails on marked user text ({exc})")
+            continue
+        try:
+            clean, spans = _read_marked(marked, marks, literals)
+        except TemplateError as exc:
+            error = exc
+            continue
+        if clean == text:
+            return spans
+        error = TemplateError(
+            "user text spans: the chat template transforms user text (compares, slices or reorders it) "
+            "so that where it lands in the prompt cannot be established"
         )
     assert error is not None  # noqa: S101 - attempts is never empty
     raise error
