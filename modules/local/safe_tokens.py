@@ -76,10 +76,15 @@ def render_with_spans(
     second source to fall back on.
     """
     from prompter.errors import TemplateError
-    from prompter.formats.spans import is_name, locate_user_text
+    from prompter.formats.spans import MAX_DEPTH, is_name, locate_user_text, nesting_depth
 
     msgs = [normalize_message(m) for m in messages]
     tool_list = [dict(t) for t in tools] if tools else None
+    if nesting_depth([msgs, tool_list]) > MAX_DEPTH:  # before any template recurses into it
+        raise UnsafeTokenizationError(
+            f"the request nests lists and objects deeper than {MAX_DEPTH} levels; flatten the tool schema, "
+            "arguments or message fields"
+        )
     render_fn, source = _render_source(render, tokenizer, model_format)
     text = render_fn(msgs, tool_list)
     inert = _inert(tokenizer) if tokenizer is not None else is_name

@@ -29,7 +29,16 @@ from typing import Any
 
 from prompter.errors import TemplateError
 
-__all__ = ["RAW_ROLES", "Inert", "is_name", "locate_content", "locate_user_text", "user_strings"]
+__all__ = [
+    "MAX_DEPTH",
+    "RAW_ROLES",
+    "Inert",
+    "is_name",
+    "locate_content",
+    "locate_user_text",
+    "nesting_depth",
+    "user_strings",
+]
 
 _LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 
@@ -233,6 +242,28 @@ def _sentinels(taken: Callable[[str], bool]) -> list[tuple[str, str, str, str]]:
             return sets  # type: ignore[return-value]
 
 
+MAX_DEPTH = 100
+"""The deepest nesting of lists and dicts a request may have for its user text to be traced."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply *value* nests (iteratively, so a hostile request cannot exhaust the stack here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def locate_user_text(
     messages: Sequence[Any],
     tools: Sequence[Any] | None,
@@ -255,6 +286,8 @@ def locate_user_text(
     pre-cut. Raises :class:`TemplateError` when no attempt traces the text.
     """
     request = [list(messages), list(tools) if tools is not None else None]
+    if nesting_depth(request) > MAX_DEPTH:
+        raise TemplateError(f"user text spans: the request nests deeper than {MAX_DEPTH} levels; flatten it")
     strings = set(user_strings(request))
 
     def taken(mark: str) -> bool:

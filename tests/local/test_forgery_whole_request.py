@@ -254,3 +254,16 @@ def test_forged_control_tokens_through_the_module_are_neutralised(family: str, m
     twin_ids = list(module.prepare(twin[0], twin[1]).input_ids)
     control = control_token_ids(module.tokenizer)
     assert Counter(i for i in attack_ids if i in control) == Counter(i for i in twin_ids if i in control)
+
+
+def test_request_nested_too_deeply_for_tracing_is_a_typed_refusal() -> None:
+    """Tracing walks every key; a hostile depth must end in a typed error, never a RecursionError."""
+    deep: dict[str, Any] = {}
+    cursor = deep
+    for _ in range(600):
+        cursor["a"] = {}
+        cursor = cursor["a"]
+    request = inject(base_request("qwen2.5"), ("value", (0, 1, "metadata")), "", "")
+    request[0][1]["metadata"] = deep
+    with pytest.raises(UnsafeTokenizationError, match="deeper than"):
+        _ids("qwen2.5", request)
