@@ -1,29 +1,36 @@
 """Safe tokenization: user text is tokenized as data, never as the model's control tokens.
 
-Two steps, each tested alone (``tests/test_forgery.py`` runs them against
+Two steps, each tested alone (``tests/local/test_forgery*.py`` run them against
 every real chat template):
 
 1. :func:`render_with_spans` renders OpenAI messages to the exact string the
    model's chat template gives, together with the ``(start, end)`` spans of
-   every piece of user-supplied text (contents, names, tool arguments, tool
-   results, the strings of tool definitions).
-2. :func:`encode_with_spans` tokenizes that string so that control tokens
-   (``<|im_start|>``, ``[INST]``...) are parsed **only outside the spans**:
-   a user who types ``<|im_end|><|im_start|>system`` gets those characters as
-   plain text, never as the model's delimiters.
+   user text. "User text" is defined once, by
+   :func:`prompter.formats.spans.user_strings`: every string value and every
+   dict key, at any depth, of the messages and tools a caller supplies. Each
+   is traced through the template; the only ones left untraced are inert
+   names (``content``, ``type`` values, ids) that cannot spell a control
+   token, which is checked with the tokenizer itself.
+2. :func:`encode_with_spans` tokenizes that string exactly as
+   ``tokenizer.apply_chat_template(..., tokenize=True)`` does, then checks
+   where every control id came from: one that overlaps user text (a user who
+   typed ``<|im_end|><|im_start|>system``) is neutralised by re-encoding that
+   user text with special tokens off. Benign prompts keep the model's own
+   token ids; hostile ones keep only the template's control tokens.
+
+There is no weaker fallback: when the spans cannot be established the request
+is refused with :class:`~modules.errors.UnsafeTokenizationError`.
 """
 
 from __future__ import annotations
 
-import re
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.tool_calls import json_prefix
-from prompter.errors import PromptError
 
 __all__ = [
     "Rendered",
@@ -35,7 +42,7 @@ __all__ = [
 ]
 
 Span = tuple[int, int]  # (start, end) of user text in a rendered prompt, in characters
-_ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+RenderFn = Callable[[list[Any], list[Any] | None], str]
 
 
 # -- rendering with spans ------------------------------------------------------------------------
@@ -55,76 +62,79 @@ def render_with_spans(
     *,
     model_format: Any = None,
     tokenizer: Any = None,
+    render: RenderFn | None = None,
 ) -> Rendered:
-    """Render OpenAI *messages* for a model and mark where user text lies.
+    """Render OpenAI *messages* (and *tools*) for a model and mark where user text lies.
 
-    The text is always what *model_format* renders (``ModelFormat.render``: the
-    sandboxed, budgeted template with prompter's folding, tools and normalisation),
-    so the module, the server and the prompter share one render path; the
-    tokenizer's ``apply_chat_template`` renders only when no format is given.
-    User text is located twice, and the union of the spans is used:
-
-    * that renderer is run with every user-supplied string wrapped in
-      unguessable sentinels, which are then removed and become the spans. This
-      covers everything a client can send: contents, names, tool-call
-      arguments, tool results and the strings of tool definitions. The result
-      must equal the plain rendering; if the template rewrites user text so
-      that it cannot be located, this raises
-      :class:`~modules.errors.UnsafeTokenizationError` rather than guessing;
-    * the format's own ``render_with_spans`` (message content, traced through
-      the template).
+    One render source is used, the first of: *render* (any ``(messages, tools)
+    -> str``), *model_format*'s ``render`` (the sandboxed, budgeted template with
+    prompter's folding, tools and normalisation — what the module binds), the
+    tokenizer's ``chat_template`` (what ``apply_chat_template`` runs). The same
+    source renders the prompt and traces every user string through it
+    (:func:`prompter.formats.spans.locate_user_text`). A template that hides
+    where user text lands raises
+    :class:`~modules.errors.UnsafeTokenizationError`; there is no weaker
+    second source to fall back on.
     """
-    template = getattr(tokenizer, "chat_template", None) if tokenizer is not None else None
-    has_format = model_format is not None and hasattr(model_format, "render_with_spans")
-    if not template and not has_format:
-        raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
-    render = _format_renderer(model_format) if has_format else _tokenizer_renderer(tokenizer)
-    # a template that concatenates arguments (DeepSeek-R1) gets the caller's own text, wrapped whole
-    takes_text = getattr(model_format, "takes_string_arguments", None) if has_format else None
+    from prompter.errors import TemplateError
+    from prompter.formats.spans import MAX_DEPTH, is_name, locate_user_text, nesting_depth
+
+    # a template that concatenates arguments (DeepSeek-R1) gets the caller's own text, not a parsed object
+    takes_text = getattr(model_format, "takes_string_arguments", None)
     keep_text = bool(takes_text and takes_text(list(tools) if tools else None))
     msgs = [normalize_message(m, parse_arguments=not keep_text) for m in messages]
-    ours = theirs = None
-    failure: Exception | None = None
+    tool_list = [dict(t) for t in tools] if tools else None
+    if nesting_depth([msgs, tool_list]) > MAX_DEPTH:  # before any template recurses into it
+        raise UnsafeTokenizationError(
+            f"the request nests lists and objects deeper than {MAX_DEPTH} levels; flatten the tool schema, "
+            "arguments or message fields"
+        )
+    render_fn, source = _render_source(render, tokenizer, model_format)
+    text = render_fn(msgs, tool_list)
+    inert = _inert(tokenizer) if tokenizer is not None else is_name
     try:
-        ours = _template_render_with_spans(render, msgs, tools)
-    except UnsafeTokenizationError as exc:
-        failure = exc
-    if has_format:
-        try:
-            out = model_format.render_with_spans(msgs, tools=list(tools) if tools else None)
-            theirs = Rendered(out.text, tuple((int(a), int(b)) for a, b in out.spans))
-        except Exception as exc:  # noqa: BLE001 - a format that cannot place content: use ours or fail
-            failure = failure or exc
-    if ours is not None and theirs is not None and ours.text == theirs.text:
-        return Rendered(ours.text, _merge(ours.spans + theirs.spans))
-    if ours is not None:
-        return ours
-    if theirs is not None:
-        # The template hides where some message text lies (Qwen3 and DeepSeek-R1 cut history
-        # answers at </think>); the format placed it. Tool definitions still get our spans.
-        tool_spans = _template_render_with_spans(render, msgs, tools, wrap_messages=False)
-        if tool_spans.text == theirs.text:
-            return Rendered(theirs.text, _merge(theirs.spans + tool_spans.spans))
-    raise UnsafeTokenizationError(
-        f"cannot tell user text from markup in this prompt ({failure}); refusing to tokenize it"
-    )
+        spans = locate_user_text(msgs, tool_list, text, render_fn, source, inert=inert)
+    except TemplateError as exc:
+        raise UnsafeTokenizationError(
+            f"cannot tell user text from markup in this prompt ({exc}); refusing to tokenize it "
+            "(send the user text unchanged by the template, or use a template that prints it as is)"
+        ) from exc
+    return Rendered(text, spans)
 
 
-_Render = Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None"], str]
+def _render_source(render: RenderFn | None, tokenizer: Any, model_format: Any) -> tuple[RenderFn, str]:
+    """The one render function of this request, and the template source whose literals it prints."""
+    fmt_source = str(getattr(model_format, "chat_template", None) or "")
+    if render is not None:
+        return render, fmt_source or str(getattr(tokenizer, "chat_template", None) or "")
+    # the bound ModelFormat first: the module, the server and the prompter share one render path
+    if model_format is not None and hasattr(model_format, "render"):
+
+        def by_format(msgs: list[Any], tls: list[Any] | None) -> str:
+            return str(model_format.render(msgs, tools=tls, add_generation_prompt=True))
+
+        return by_format, fmt_source or str(getattr(tokenizer, "chat_template", None) or "")
+    template = getattr(tokenizer, "chat_template", None) if tokenizer is not None else None
+    if template:
+
+        def by_tokenizer(msgs: list[Any], tls: list[Any] | None) -> str:
+            return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
+
+        return by_tokenizer, str(template)
+    raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
 
 
-def _format_renderer(model_format: Any) -> _Render:
-    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
-        return str(model_format.render(msgs, tools=tls, add_generation_prompt=True))
+def _inert(tokenizer: Any) -> Callable[[str], bool]:
+    """A name left bare must be a plain name that this tokenizer turns into no control id."""
+    from prompter.formats.spans import is_name
 
-    return render
+    control = control_token_ids(tokenizer)
 
+    @lru_cache(maxsize=4096)
+    def inert(value: str) -> bool:
+        return is_name(value) and not control.intersection(_encode_markup(tokenizer, _backend(tokenizer), value))
 
-def _tokenizer_renderer(tokenizer: Any) -> _Render:
-    def render(msgs: list[dict[str, Any]], tls: list[dict[str, Any]] | None) -> str:
-        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=True, tokenize=False))
-
-    return render
+    return inert
 
 
 def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) -> dict[str, Any]:
@@ -152,162 +162,6 @@ def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) 
     return out
 
 
-def _merge(spans: Sequence[Span]) -> tuple[Span, ...]:
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return tuple((a, b) for a, b in merged)
-
-
-def _template_render_with_spans(
-    render: _Render,
-    messages: Sequence[Mapping[str, Any]],
-    tools: Sequence[Mapping[str, Any]] | None,
-    wrap_messages: bool = True,
-) -> Rendered:
-    plain = render([dict(m) for m in messages], [dict(t) for t in tools] if tools else None)
-    nonce = secrets.token_hex(6)
-    open_, close = f"\ue000{nonce}\ue002", f"\ue003{nonce}\ue001"
-    for strip in (False, True):
-        wrap = _Wrapper(open_, close, strip)
-        try:
-            wrapped = render(
-                [wrap.message(m) if wrap_messages else dict(m) for m in messages],
-                [wrap.tool(t) for t in tools] if tools else None,
-            )
-        except PromptError:  # the plain text rendered; only the sentinels upset the template
-            continue
-        rendered = _unwrap(wrapped, open_, close)
-        if rendered is not None and rendered.text == plain:
-            return rendered
-    raise UnsafeTokenizationError(
-        "the chat template rewrites user text in a way that hides where it starts and ends; "
-        "refusing to tokenize it as markup (pass a model_format with render_with_spans)"
-    )
-
-
-@dataclass
-class _Wrapper:
-    open: str
-    close: str
-    strip: bool
-
-    def text(self, value: str) -> str:
-        # Empty strings stay empty: templates test truthiness (`if message.content`), and "" forges nothing.
-        return self.open + (value.strip() if self.strip else value) + self.close if value else value
-
-    def deep(self, value: Any, keys: bool) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {(self.text(k) if keys and isinstance(k, str) else k): self.deep(v, keys) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.deep(v, keys) for v in value]
-        return value
-
-    def message(self, msg: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in msg.items():
-            if key in ("role", "type"):
-                out[key] = value
-            elif key in ("id", "tool_call_id"):
-                out[key] = _checked_id(value, key)
-            elif key == "tool_calls" and isinstance(value, list):
-                out[key] = [self.tool_call(c) for c in value]
-            elif key == "content" and isinstance(value, list):
-                out[key] = [
-                    {k: (self.text(v) if k == "text" and isinstance(v, str) else v) for k, v in part.items()}
-                    if isinstance(part, Mapping)
-                    else part
-                    for part in value
-                ]
-            else:
-                out[key] = self.deep(value, keys=False)
-        return out
-
-    def tool_call(self, call: Any) -> Any:
-        if not isinstance(call, Mapping):
-            return call
-        out = {k: (_checked_id(v, k) if k == "id" else v) for k, v in call.items()}
-        fn = call.get("function")
-        if isinstance(fn, Mapping):
-            fn = dict(fn)
-            if isinstance(fn.get("name"), str):
-                fn["name"] = self.text(fn["name"])
-            if "arguments" in fn:
-                fn["arguments"] = self.deep(fn["arguments"], keys=True)
-            out["function"] = fn
-        return out
-
-    def tool(self, tool: Mapping[str, Any]) -> Any:
-        return self._schema(tool)
-
-    def _schema(self, value: Any, under_properties: bool = False) -> Any:
-        # Tool definitions are read by the template through their keys (tool.function.name), so
-        # keys stay as they are, except parameter names under "properties", which are free text.
-        # JSON-schema "type" values are keywords templates compare against, so they are checked, not wrapped.
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            out = {}
-            for k, v in value.items():
-                key = self.text(k) if under_properties and isinstance(k, str) else k
-                if k == "type" and not under_properties:
-                    out[key] = _checked_keyword(v)
-                else:
-                    out[key] = self._schema(v, k == "properties" and not under_properties)
-            return out
-        if isinstance(value, (list, tuple)):
-            return [self._schema(v) for v in value]
-        return value
-
-
-def _checked_keyword(value: Any) -> Any:
-    words = value if isinstance(value, list) else [value]
-    for word in words:
-        if isinstance(word, str) and not _ID_RE.match(word):
-            raise UnsafeTokenizationError(f"tool schema type {word[:40]!r}: expected a JSON-schema type name")
-    return value
-
-
-def _checked_id(value: Any, key: str) -> Any:
-    # Ids are compared and measured by some templates (Mistral wants 9 characters), so they are not
-    # wrapped; instead they must be plain identifiers, which cannot spell a control token.
-    if isinstance(value, str) and not _ID_RE.match(value):
-        raise UnsafeTokenizationError(f"{key} {value[:40]!r}: expected letters, digits, '_', '-', '.' or ':'")
-    return value
-
-
-def _unwrap(wrapped: str, open_: str, close: str) -> Rendered | None:
-    out: list[str] = []
-    spans: list[Span] = []
-    pos = length = 0
-    while True:
-        start = wrapped.find(open_, pos)
-        stray = wrapped.find(close, pos)
-        if start < 0:
-            if stray >= 0:
-                return None
-            out.append(wrapped[pos:])
-            return Rendered("".join(out), tuple(spans))
-        if 0 <= stray < start:
-            return None
-        end = wrapped.find(close, start + len(open_))
-        nested = wrapped.find(open_, start + len(open_))
-        if end < 0 or 0 <= nested < end:
-            return None
-        markup, content = wrapped[pos:start], wrapped[start + len(open_) : end]
-        out += [markup, content]
-        length += len(markup)
-        if content:
-            spans.append((length, length + len(content)))
-        length += len(content)
-        pos = end + len(close)
-
-
 # -- safe tokenization ---------------------------------------------------------------------------
 
 
@@ -320,14 +174,17 @@ def control_token_ids(tokenizer: Any) -> frozenset[int]:
 
 
 def encode_with_spans(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[int]:
-    """Token ids for *text* where control tokens are parsed only outside *spans*.
+    """Token ids for *text* where only text outside *spans* (markup) yields control ids.
 
-    Markup (everything outside the spans) is tokenized normally, so the
-    template's ``<|im_start|>`` becomes its control id. Each span (user text)
-    goes through the tokenizer's normalizer, pre-tokenizer and model only,
-    bypassing the added-token vocabulary: no string a user types, whatever
-    special token it spells, can become a control id. Nothing is added
-    (``add_special_tokens=False``): the template writes its own bos.
+    The whole text is first tokenized as the model's own
+    ``apply_chat_template(..., tokenize=True)`` tokenizes it, so benign prompts
+    get exactly the model's ids (merges across user text and markup included).
+    Then every control id is traced to the characters it came from: one that
+    overlaps a span (user text that spells ``<|im_start|>``, alone or joined
+    with its neighbours) marks that span hostile, and hostile spans are
+    re-encoded through the normalizer, pre-tokenizer and model only, bypassing
+    the added-token vocabulary; the markup around them keeps its own control
+    tokens. Nothing is added (``add_special_tokens=False``): the template writes its own bos.
 
     >>> from modules.local.tiny_model import build_tiny_tokenizer
     >>> tok = build_tiny_tokenizer("qwen2.5")
@@ -336,17 +193,69 @@ def encode_with_spans(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[
     >>> ids.count(tok.convert_tokens_to_ids("<|im_start|>"))
     1
     """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    ids: list[int] = []
+    ordered = sorted(spans)
     pos = 0
-    for start, end in sorted(spans):
+    for start, end in ordered:
         if start < pos or end < start or end > len(text):
             raise UnsafeTokenizationError(f"span ({start}, {end}) overlaps another or lies outside the text")
-        ids += _encode_markup(tokenizer, backend, text[pos:start])
-        ids += _encode_plain(tokenizer, backend, text[start:end])
         pos = end
-    ids += _encode_markup(tokenizer, backend, text[pos:])
-    return ids
+    backend = _backend(tokenizer)
+    if backend is None:
+        return _encode_split(tokenizer, text, ordered)
+    control = control_token_ids(tokenizer)
+    hostile: set[int] = set()
+    while True:  # each round marks more spans hostile, so this ends within len(spans) + 1 rounds
+        ids, forged = _encode_round(tokenizer, backend, text, ordered, hostile, control)
+        if not forged:
+            return ids
+        hostile |= forged
+
+
+def _encode_round(
+    tokenizer: Any, backend: Any, text: str, spans: list[Span], hostile: set[int], control: frozenset[int]
+) -> tuple[list[int], set[int]]:
+    """Encode *text*, hostile spans as plain text; return the ids and the spans a control id overlaps."""
+    ids: list[int] = []
+    forged: set[int] = set()
+    pos = 0
+    cuts = [(spans[i][0], spans[i][1]) for i in sorted(hostile)] + [(len(text), len(text))]
+    for start, end in cuts:
+        if pos < start:
+            encoding = backend.encode(text[pos:start], add_special_tokens=False)
+            for token, (a, b) in zip(encoding.ids, encoding.offsets, strict=True):
+                if token in control:
+                    forged |= _overlapping(spans, pos + a, pos + b)
+            ids += encoding.ids
+        if start < end:
+            plain = _encode_plain(tokenizer, backend, text[start:end])
+            if control.intersection(plain):
+                raise UnsafeTokenizationError(
+                    f"{type(tokenizer).__name__}: its model vocabulary spells a control token from plain text; "
+                    "refusing to tokenize this user text"
+                )
+            ids += plain
+        pos = end
+    return ids, forged
+
+
+def _overlapping(spans: list[Span], a: int, b: int) -> set[int]:
+    # A control token of width zero (an lstrip token's offsets) still counts where it sits.
+    return {i for i, (start, end) in enumerate(spans) if start < max(b, a + 1) and a < end}
+
+
+def _backend(tokenizer: Any) -> Any:
+    return getattr(tokenizer, "backend_tokenizer", None)
+
+
+def _encode_split(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[int]:
+    """A slow tokenizer (no offsets): markup and each span encoded apart, spans with specials off."""
+    ids: list[int] = []
+    pos = 0
+    for start, end in spans:
+        ids += _encode_markup(tokenizer, None, text[pos:start])
+        ids += _encode_plain(tokenizer, None, text[start:end])
+        pos = end
+    return ids + _encode_markup(tokenizer, None, text[pos:])
 
 
 def _encode_markup(tokenizer: Any, backend: Any, text: str) -> list[int]:

@@ -1,43 +1,124 @@
-"""Where message content lands in a rendered prompt (so special tokens are parsed only in markup).
+"""Where user text lands in a rendered prompt (so special tokens are parsed only in markup).
 
-The technique: render the conversation a second time with every piece of content
-between two private-use sentinel characters, check that deleting the sentinels
-gives back exactly the normal rendering, and read the offsets off the sentinels.
+"User text" is defined once, by :func:`user_strings`: every string value and
+every dict key, at any depth, of the messages and tools a caller supplies.
 
-Templates that strip content keep working because the sentinels go inside the
-surrounding whitespace.  Templates that cut content at one of their own literals
-(``content.split('</think>')[-1]``) keep working because, where a first attempt
-fails, content is also cut at the template's literals and each piece, and each
-literal occurrence, gets its own sentinels.  Whatever cannot be traced (content
-sliced by index, reordered, partly kept) raises :class:`TemplateError`: no spans
-is better than wrong spans, since text outside the spans is trusted as markup.
+The technique: render the request a second time with every user string between
+sentinels, check that deleting the sentinels gives back exactly the normal
+rendering, and read the offsets off the sentinels.  Only inert names a template
+must compare as they are (dict keys such as ``content``, ``type`` values, ids,
+standard roles) stay unmarked, and only when they cannot spell a control token.
+
+Templates that strip text keep working because the sentinels go inside the
+surrounding whitespace; templates that change case keep them (digits and
+uncased characters only); templates that print a ``repr`` or ASCII JSON get
+ASCII sentinels; templates that cut text at one of their own literals
+(``content.split('</think>')[-1]``) get it pre-cut at those literals, each
+piece and each literal occurrence with its own sentinels.  Whatever cannot be
+traced (text sliced by index, reordered, partly kept) raises
+:class:`TemplateError`: no spans is better than wrong spans, since text outside
+the spans is trusted as markup.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prompter.errors import TemplateError
 
-__all__ = ["locate_content"]
+__all__ = [
+    "MAX_DEPTH",
+    "RAW_ROLES",
+    "Inert",
+    "is_name",
+    "locate_content",
+    "locate_user_text",
+    "nesting_depth",
+    "user_strings",
+]
 
-_CANDIDATES = (
-    ("\ue000", "\ue001", "\ue002", "\ue003"),
-    ("\U000f0000", "\U000f0001", "\U000f0002", "\U000f0003"),
-    ("\U00100000", "\U00100001", "\U00100002", "\U00100003"),
-)
-_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 _LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 
 
-class _Marker:
-    """Wraps content in sentinels, optionally cutting it at the template's literals first."""
+def _template_literals(source: str) -> list[str]:
+    found = []
+    for match in _LITERAL.finditer(source):
+        text = match.group(1) if match.group(1) is not None else match.group(2)
+        text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
+        if len(text.strip()) >= 2 and text not in found:
+            found.append(text)
+    return sorted(found, key=len, reverse=True)
 
-    def __init__(self, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None) -> None:
+
+def locate_content(
+    messages: list[dict[str, Any]],
+    text: str,
+    render: Callable[[list[dict[str, Any]]], str],
+    source: str,
+) -> tuple[tuple[int, int], ...]:
+    """The spans of ``text`` (``render(messages)``) that came from the messages' user text.
+
+    Every string and key of the messages is traced (:func:`locate_user_text`),
+    not only their contents. Raises :class:`TemplateError` when the spans
+    cannot be established with certainty.
+    """
+    try:
+        return locate_user_text(messages, None, text, lambda msgs, _tools: render(msgs), source)
+    except TemplateError as exc:
+        raise TemplateError(f"content spans: {exc}") from None
+
+
+# -- whole requests: every string and every key a caller supplies ----------------------------------
+
+RAW_ROLES = frozenset({"system", "user", "assistant", "tool", "developer", "function", "ipython", "observation"})
+"""Role values left as they are: templates compare them with their own literals (``role == 'user'``)."""
+
+_NAME = re.compile(r"^[A-Za-z0-9_.:$\-]{1,128}$")
+# Values templates compare or measure rather than print as prose (`type == 'function'`, Mistral's
+# 9-character ids); they stay unmarked when inert, and are marked like any other text otherwise.
+_COMPARED_VALUES = frozenset({"type", "id", "tool_call_id"})
+
+
+def is_name(value: str) -> bool:
+    """Letters, digits and ``_ . : $ -`` only: text that cannot spell ``<|x|>``, ``[INST]`` or ``<s>``."""
+    return bool(_NAME.match(value))
+
+
+def user_strings(value: Any) -> Iterator[str]:
+    """Every string value and every dict key, at any depth, of *value*: the one definition of user text.
+
+    Everything a caller supplies (messages with every field, tool calls, ids,
+    arguments, tool definitions, metadata, documents) is walked by this one
+    function; :func:`locate_user_text` marks exactly what it yields, except the
+    inert names a template must compare.
+
+    >>> sorted(user_strings({"role": "user", "metadata": {"$defs": ["a"]}}))
+    ['$defs', 'a', 'metadata', 'role', 'user']
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from user_strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from user_strings(item)
+
+
+class _RequestMarker:
+    """Marks every user string of a request with sentinels, leaving only inert names bare."""
+
+    def __init__(self, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None, inert: Inert) -> None:
         self.op, self.cl, self.lop, self.lcl = marks
         self.literals = literals
+        self.inert = inert
+        self.names: set[str] = set()
 
     def text(self, value: str) -> str:
         if self.literals is None:
@@ -52,148 +133,210 @@ class _Marker:
         return "".join(out)
 
     def _piece(self, value: str) -> str:
+        # Sentinels go inside surrounding whitespace, so templates that strip content still keep them.
         core = value.strip()
         if not core:
             return value
         start = value.index(core)
         return value[:start] + self.op + core + self.cl + value[start + len(core) :]
 
-    def leaves(self, value: Any) -> Any:
+    def bare(self, value: str, key: Any) -> bool:
+        """Whether *value* (found under *key*, None for a dict key itself) is left unmarked."""
+        if key == "role" and value in RAW_ROLES:
+            return True
+        return (key is None or key in _COMPARED_VALUES or value in self.names) and self.inert(value)
+
+    def json_text(self, value: str) -> str:
+        """Tool-call arguments kept as JSON text (for templates that print them as given): only the
+        string literals inside are marked, so the text stays valid JSON and outside them no
+        character can spell a control token."""
+        return _JSON_STRING.sub(lambda m: '"' + self.text(m.group(1)) + '"', value)
+
+    def collect(self, value: Any, key: Any = None) -> None:
+        """First pass: the names left bare, so that the same string is left bare wherever it appears.
+
+        Templates compare user strings with each other (``name in parameters.required``): a
+        parameter name that is a bare key must be bare in ``required`` too, or the test flips.
+        """
         if isinstance(value, str):
-            return self._piece(value)
-        if isinstance(value, dict):
-            return {self.leaves(k): self.leaves(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.leaves(v) for v in value]
+            if key in _COMPARED_VALUES and self.inert(value):
+                self.names.add(value)
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                if isinstance(k, str) and self.inert(k):
+                    self.names.add(k)
+                self.collect(v, k)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self.collect(v)
+
+    def walk(self, value: Any, key: Any = None) -> Any:
+        if isinstance(value, str):
+            if key == "arguments" and _is_json_object(value):
+                return self.json_text(value)
+            return value if self.bare(value, key) else self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                (k if not isinstance(k, str) or self.bare(k, None) else self.text(k)): self.walk(v, k)
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.walk(v) for v in value]
         return value
 
-    def message(self, message: dict[str, Any]) -> dict[str, Any]:
-        out = dict(message)
-        content = out.get("content")
-        if isinstance(content, str):
-            out["content"] = self.text(content)
-        elif isinstance(content, list):
-            out["content"] = [
-                {**p, "text": self.text(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
-                for p in content
-            ]
-        for key in _REASONING_FIELDS:
-            if isinstance(out.get(key), str):
-                out[key] = self.text(out[key])
-        calls = out.get("tool_calls")
-        if isinstance(calls, list):
-            out["tool_calls"] = [self._call(call) for call in calls]
-        return out
 
-    def _call(self, call: Any) -> Any:
-        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-            return call
-        function = dict(call["function"])
-        if isinstance(function.get("name"), str):
-            function["name"] = self._piece(function["name"])
-        if "arguments" in function:
-            function["arguments"] = self.leaves(function["arguments"])
-        return {**call, "function": function}
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
-def _mentions(value: Any, chars: tuple[str, ...]) -> bool:
-    if isinstance(value, str):
-        return any(c in value for c in chars)
-    if isinstance(value, dict):
-        return any(_mentions(k, chars) or _mentions(v, chars) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_mentions(v, chars) for v in value)
-    return False
+def _is_json_object(value: str) -> bool:
+    try:
+        return isinstance(json.loads(value), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
-def _template_literals(source: str) -> list[str]:
-    found = []
-    for match in _LITERAL.finditer(source):
-        text = match.group(1) if match.group(1) is not None else match.group(2)
-        text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
-        if len(text.strip()) >= 2 and text not in found:
-            found.append(text)
-    return sorted(found, key=len, reverse=True)
+Inert = Callable[[str], bool]
+"""Whether a bare string can never yield a control token (the tokenizer's say; :func:`is_name` by default)."""
 
 
-def _read(marked: str, marker: _Marker) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """The text without sentinels, and the spans the sentinels mark."""
-    op, cl, lop, lcl = marker.op, marker.cl, marker.lop, marker.lcl
+def _read_marked(marked: str, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None) -> tuple[str, Spans]:
+    """The text without sentinels, and the spans they mark (multi-character sentinels)."""
+    op, cl, lop, lcl = marks
     spans: list[tuple[int, int]] = []
 
     def add(start: int, end: int) -> None:
         if end <= start:
             return
-        if spans and spans[-1][1] == start:
-            spans[-1] = (spans[-1][0], end)
+        if spans and spans[-1][1] >= start:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         else:
             spans.append((start, end))
 
     clean: list[str] = []
-    removed = 0
+    length = 0
     last = 0
     start: int | None = None
-    literal_at: tuple[int, int] | None = None  # (raw position, clean position) of the last lop
-    for match in re.finditer(f"[{op}{cl}{lop}{lcl}]", marked):
-        raw = match.start()
-        clean.append(marked[last:raw])
-        last = raw + 1
-        pos = raw - removed
-        removed += 1
-        ch = match.group()
-        if ch == op:
+    literal_at: tuple[int, int] | None = None  # (raw end of the lop, clean position) of the last lop
+    for match in re.finditer("|".join(re.escape(m) for m in marks), marked):
+        piece = marked[last : match.start()]
+        clean.append(piece)
+        length += len(piece)
+        last = match.end()
+        mark = match.group()
+        if mark == op:
             if start is not None:
-                raise TemplateError("content spans: the template reorders message content")
-            start = pos
-        elif ch == cl:
+                raise TemplateError("user text spans: the template reorders or nests user text")
+            start = length
+        elif mark == cl:
             if start is None:
-                raise TemplateError("content spans: the template keeps only part of a message's content")
-            add(start, pos)
+                raise TemplateError("user text spans: the template keeps only part of a user string")
+            add(start, length)
             start = None
-        elif ch == lop:
-            literal_at = (raw, pos)
-        elif literal_at is not None and marker.literals is not None:
-            between = marked[literal_at[0] + 1 : raw]
-            if marker.literals.fullmatch(between):
-                add(literal_at[1], pos)
+        elif mark == lop:
+            literal_at = (match.end(), length)
+        elif literal_at is not None and literals is not None:
+            # A template literal the user typed, kept whole by the template: still user text.
+            if literals.fullmatch(marked[literal_at[0] : match.start()]):
+                add(literal_at[1], length)
             literal_at = None
     if start is not None:
-        raise TemplateError("content spans: the template keeps only part of a message's content")
+        raise TemplateError("user text spans: the template keeps only part of a user string")
     clean.append(marked[last:])
     return "".join(clean), tuple(spans)
 
 
-def locate_content(
-    messages: list[dict[str, Any]],
-    text: str,
-    render: Callable[[list[dict[str, Any]]], str],
-    source: str,
-) -> tuple[tuple[int, int], ...]:
-    """The spans of ``text`` (``render(messages)``) that came from message content.
+Spans = tuple[tuple[int, int], ...]
 
-    Raises :class:`TemplateError` when they cannot be established with certainty.
+
+def _sentinels(taken: Callable[[str], bool]) -> list[tuple[str, str, str, str]]:
+    """Two sentinel sets: private-use characters, and plain ASCII for templates that escape those."""
+    # Digits and uncased characters only, so that templates that change case (`role.title()`) keep them.
+    while True:
+        nonce = str(secrets.randbelow(10**12)).zfill(12)
+        sets = [
+            tuple(f"{chr(0xE000 + 2 * i)}{nonce}{chr(0xE001 + 2 * i)}" for i in range(4)),
+            tuple(f"~{i}{nonce}{i}~" for i in range(4)),
+        ]
+        if not any(taken(m) for s in sets for m in s):
+            return sets  # type: ignore[return-value]
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of lists and dicts a request may have for its user text to be traced."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply *value* nests (iteratively, so a hostile request cannot exhaust the stack here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def locate_user_text(
+    messages: Sequence[Any],
+    tools: Sequence[Any] | None,
+    text: str,
+    render: Callable[[list[Any], list[Any] | None], str],
+    source: str = "",
+    *,
+    inert: Inert = is_name,
+) -> Spans:
+    """The spans of *text* (``render(messages, tools)``) that hold user text.
+
+    User text is every string :func:`user_strings` yields. Each is rendered
+    between sentinels except inert names a template must compare as they are
+    (dict keys, ``type`` values and ids for which *inert* holds, standard
+    roles); those cannot produce a control token on their own. The marked
+    rendering, sentinels removed, must equal *text* exactly, so the spans are
+    where the template put user text, never a guess. Templates that escape
+    private-use characters (``repr``, ASCII JSON) get ASCII sentinels; templates
+    that cut user text at one of their literals (``split('</think>')``) get it
+    pre-cut. Raises :class:`TemplateError` when no attempt traces the text.
     """
-    marks = next((m for m in _CANDIDATES if not any(c in source for c in m) and not _mentions(messages, m)), None)
-    if marks is None:
-        raise TemplateError("content spans: the messages use every sentinel character; cannot locate content")
-    literals = [lit for lit in _template_literals(source) if _mentions(messages, (lit,))]
-    attempts: list[re.Pattern[str] | None] = [None]
-    if literals:
-        attempts.append(re.compile("|".join(re.escape(lit) for lit in literals)))
+    request = [list(messages), list(tools) if tools is not None else None]
+    if nesting_depth(request) > MAX_DEPTH:
+        raise TemplateError(f"user text spans: the request nests deeper than {MAX_DEPTH} levels; flatten it")
+    strings = set(user_strings(request))
+
+    def taken(mark: str) -> bool:
+        return mark in source or mark in text or any(mark in s for s in strings)
+
+    found = [lit for lit in _template_literals(source) if any(lit in s for s in strings)]
+    pattern = re.compile("|".join(re.escape(lit) for lit in found)) if found else None
+    pua, ascii_ = _sentinels(taken)
+    attempts: list[tuple[tuple[str, str, str, str], re.Pattern[str] | None]] = [(pua, None), (ascii_, None)]
+    if pattern is not None:
+        attempts += [(pua, pattern), (ascii_, pattern)]
     error: TemplateError | None = None
-    for pattern in attempts:
-        marker = _Marker(marks, pattern)
+    for marks, literals in attempts:
+        marker = _RequestMarker(marks, literals, inert)
+        marker.collect(request)
         try:
-            marked = render([marker.message(m) for m in messages])
-            clean, spans = _read(marked, marker)
+            marked = render(marker.walk(list(messages)), marker.walk(list(tools)) if tools is not None else None)
+        except Exception as exc:  # noqa: BLE001 - the template compared marked text and gave up: try the next way
+            error = TemplateError(f"user text spans: the chat template fails on marked user text ({exc})")
+            continue
+        try:
+            clean, spans = _read_marked(marked, marks, literals)
         except TemplateError as exc:
             error = exc
             continue
         if clean == text:
             return spans
         error = TemplateError(
-            "content spans: this chat template transforms message content in a way that cannot be traced "
-            "back to the output; spans are not available for this conversation"
+            "user text spans: the chat template transforms user text (compares, slices or reorders it) "
+            "so that where it lands in the prompt cannot be established"
         )
     assert error is not None  # noqa: S101 - attempts is never empty
     raise error

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modules.local.safe_tokens import control_token_ids, encode_with_spans, render_with_spans
+from modules.local.safe_tokens import control_token_ids, encode_with_spans, normalize_message, render_with_spans
 from modules.local.tiny_model import build_tiny_tokenizer, family_spec, list_families
 from modules.local.trainable import TrainableModule
 
@@ -156,7 +156,7 @@ def test_injected_control_tokens_never_become_control_ids(family: str, tokenizer
 
         # The naive path forges, so this test can fail.
         naive_text = tok.apply_chat_template(
-            [dict(m) for m in request.messages],
+            [normalize_message(m) for m in request.messages],  # content None -> "" as the module does
             tools=[dict(t) for t in request.tools] if request.tools else None,
             add_generation_prompt=True,
             tokenize=False,
