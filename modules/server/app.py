@@ -35,6 +35,7 @@ The served object is duck-typed (see :class:`ServableModule`); ``TrainableModule
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import uuid
@@ -84,6 +85,10 @@ def create_app(
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
+    class _AsciiJSON(JSONResponse):
+        def render(self, content: Any) -> bytes:
+            return json.dumps(content).encode("ascii")
+
     for option, value, least in (("max_concurrency", max_concurrency, 1), ("max_body_bytes", max_body_bytes, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ModuleConfigError(f"{option}: expected an int >= {least}, got {value!r}")
@@ -95,7 +100,8 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     def error_response(err: HTTPError) -> JSONResponse:
-        return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+        # ASCII JSON: a message quoting client text with a lone surrogate must still encode.
+        return _AsciiJSON(err.body(), status_code=err.status, headers=err.headers)
 
     @app.exception_handler(HTTPError)
     async def _http_error(request: Request, exc: HTTPError) -> JSONResponse:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from anyio import to_thread
+
 from modules.server.errors import HTTPError
+from modules.server.json_body import JSONProblem, strict_loads
 
 __all__ = ["MAX_BODY_BYTES", "BodyLimit", "body_problem", "send_error"]
 
@@ -49,7 +52,13 @@ class BodyLimit:
             chunks.append(chunk)
             more = message.get("more_body", False)
         if scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/completions"):
-            problem = body_problem(scope, b"".join(chunks))
+            whole = b"".join(chunks)
+            # A large body takes a while to parse strictly: off the event loop, which serves everyone.
+            problem = (
+                body_problem(scope, whole)
+                if len(whole) < 65536
+                else await to_thread.run_sync(body_problem, scope, whole)
+            )
             if problem is not None:
                 await send_error(send, problem)
                 return
@@ -80,16 +89,22 @@ def body_problem(scope: Any, body: bytes) -> HTTPError | None:
         return HTTPError(400, "Content-Type must be application/json; the request sent none")
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         return HTTPError(400, f"Content-Type must be application/json, got {media!r}")
+    charset = next(
+        (
+            p.split("=", 1)[1].strip().strip('"').lower()
+            for p in content_type.split(";")[1:]
+            if p.strip().lower().startswith("charset=")
+        ),
+        "utf-8",
+    )
+    if charset not in ("utf-8", "utf8"):
+        return HTTPError(400, f"Content-Type charset must be utf-8 (JSON is UTF-8 text), got {charset[:40]!r}")
     if not body.strip():
         return HTTPError(400, "request body is empty; expected a JSON object")
     try:
-        value = json.loads(body)
-    except UnicodeDecodeError:
-        return HTTPError(400, "invalid JSON body: not UTF-8 text")
-    except json.JSONDecodeError as exc:
-        return HTTPError(400, f"invalid JSON body: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    except RecursionError:
-        return HTTPError(400, "invalid JSON body: nested too deeply")
+        value = strict_loads(body)
+    except JSONProblem as exc:
+        return HTTPError(400, str(exc))
     if not isinstance(value, dict):
         kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
         return HTTPError(400, f"the request body must be a JSON object, got {kinds.get(type(value), 'null')}")

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from modules.server.limits import MAX_MESSAGES, MAX_TOKENS, MAX_TOOLS
+
 __all__ = [
     "ChatCompletionRequest",
     "CompletionRequest",
@@ -21,7 +23,10 @@ __all__ = [
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # strict: a value of the wrong JSON type is a 400, never coerced ("1" is not a temperature,
+    # true is not a max_tokens). Extra keys are kept: chat templates may read extra message keys,
+    # and validation refuses top-level options the server cannot honour by name.
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class FunctionCall(_Open):
@@ -65,7 +70,7 @@ class StreamOptions(_Open):
 
 class Sampling(_Open):
     model: str
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: str | list[str] | None = None
@@ -76,10 +81,10 @@ class Sampling(_Open):
 
 
 class ChatCompletionRequest(Sampling):
-    messages: list[Message] = Field(min_length=1)
-    tools: list[Tool] | None = None
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    tools: list[Tool] | None = Field(default=None, max_length=MAX_TOOLS)
     tool_choice: Any = None
-    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
 
 
 class CompletionRequest(Sampling):

@@ -22,7 +22,10 @@ __all__ = ["chat_events", "deltas", "sse_event", "text_events"]
 
 
 def sse_event(data: Any) -> bytes:
-    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+    try:
+        return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+    except UnicodeEncodeError:  # a lone surrogate quoted from client text: ASCII JSON still encodes
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
 async def deltas(
