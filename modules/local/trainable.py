@@ -50,7 +50,7 @@ from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfi
 from modules.local.batching import Batcher, Job
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
-from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
+from modules.local.streaming import CancellingStream, StopWatch, cut_at_stop, stop_token_streamer, stream_deltas
 from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
 from modules.local.vocab import Vocab
@@ -464,8 +464,10 @@ class TrainableModule(ModuleBase[LocalRequest]):
             else:
                 kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
             stops = self._stop_strings(request)
-            if stops:
-                kwargs.update(stop_strings=list(stops), tokenizer=b.tokenizer)
+            if stops and streamer is None:  # a stream cuts at stop strings itself (stream_deltas sets cancel)
+                watch = StopWatch(b.tokenizer, stops, set(self._stop_ids()))  # linear; no vocabulary table
+                kwargs["streamer"] = watch
+                flags.append(watch.hit)
             with torch.inference_mode():
                 out = b.model.generate(input_ids, **kwargs)
         new = [int(t) for t in out[0, input_ids.shape[1] :]]
