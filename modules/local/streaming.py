@@ -155,6 +155,24 @@ class _QueueStreamer(_TokenStreamer):
                 return
             yield str(item)
 
+    def pieces_until(self, thread: threading.Thread) -> Iterator[str]:
+        """The pieces, ending when *thread* (the generation) has ended too, even if ``end()`` never came.
+
+        A generation cancelled before it began (its request's flag set while it
+        waited for the model) returns without running ``generate``, which is what
+        calls ``end()``; waiting for it would hang the stream forever.
+        """
+        while True:
+            try:
+                item = self.queue.get(timeout=0.05)
+            except queue.Empty:
+                if thread.is_alive() or not self.queue.empty():
+                    continue
+                return
+            if item is self._END:
+                return
+            yield str(item)
+
 
 def stop_token_streamer(tokenizer: Any, stop_ids: set[int]) -> Any:
     """A streamer for ``model.generate`` that yields the new text, without the text of *stop_ids*.
@@ -216,7 +234,8 @@ def stream_deltas(
     held_for_tools = False
     cut: int | None = None
     try:
-        for piece in streamer:
+        pieces = streamer.pieces_until(thread) if isinstance(streamer, _QueueStreamer) else streamer
+        for piece in pieces:
             if not piece:
                 continue
             cut = stop_at.feed(piece)

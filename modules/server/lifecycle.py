@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modules.errors import ModuleError
+from modules.server import signals
 from modules.server.errors import HTTPError
 
 __all__ = ["ServerState", "ServerThread"]
@@ -101,10 +102,14 @@ class ServerThread:
         sockets = [s for server in getattr(self.server, "servers", []) for s in server.sockets]
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        signals.watch(self)
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Refuse new requests, cancel generations in flight, and wait for their streams to end."""
+        """Refuse new requests, cancel generations in flight, and wait for their streams to end.
+
+        SIGTERM does the same (see :mod:`modules.server.signals`) for servers started from the main thread.
+        """
         state: ServerState | None = getattr(self.app.state, "prompter", None)
         if state is not None:
             state.close()
@@ -113,3 +118,4 @@ class ServerThread:
                     cancel.set()
         self.server.should_exit = True
         self.thread.join(timeout)
+        signals.forget(self)
