@@ -257,12 +257,15 @@ _VALID = b'{"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "m
 MALFORMED = [
     pytest.param("POST", CHAT, _VALID + b', "user": "\xff\xfe"}', "application/json", 400, id="invalid-utf8"),
     pytest.param("POST", CHAT, _VALID + b', "user": NaN}', "application/json", 400, id="nan-literal"),
-    pytest.param("POST", CHAT, _VALID + b', "metadata": {"x": -Infinity}}', "application/json", 400,
-                 id="infinity-literal"),
-    pytest.param("POST", CHAT, _VALID + b', "seed": ' + b"9" * 5000 + b"}", "application/json", 400,
-                 id="5000-digit-int"),
-    pytest.param("POST", CHAT, _VALID + b', "metadata": {"x": 1e999999}}', "application/json", 400,
-                 id="float-overflow"),
+    pytest.param(
+        "POST", CHAT, _VALID + b', "metadata": {"x": -Infinity}}', "application/json", 400, id="infinity-literal"
+    ),
+    pytest.param(
+        "POST", CHAT, _VALID + b', "seed": ' + b"9" * 5000 + b"}", "application/json", 400, id="5000-digit-int"
+    ),
+    pytest.param(
+        "POST", CHAT, _VALID + b', "metadata": {"x": 1e999999}}', "application/json", 400, id="float-overflow"
+    ),
     pytest.param("POST", CHAT, _VALID + b', "model": "other"}', "application/json", 400, id="duplicate-key"),
     pytest.param("POST", CHAT, b"", "application/json", 400, id="empty"),
     pytest.param("POST", CHAT, b"null", "application/json", 400, id="null-body"),
@@ -295,4 +298,3 @@ def test_a_body_over_the_limit_is_413_in_the_envelope_even_when_chunked(server: 
 
     r = httpx.post(server.url + CHAT, content=chunks(), headers={"content-type": "application/json"}, timeout=30)
     assert r.status_code == 413 and _envelope(r)["code"] == "request_too_large"
-

@@ -84,7 +84,7 @@ def test_sigterm_ends_every_open_stream_with_an_error_event(tiny_model_path: Pat
             server.wait()
         log.close()
     assert len(endings) == STREAMS
-    errors = [json.loads(last[6:])["error"] for last in endings if last.startswith("data: {\"error\"")]
+    errors = [json.loads(last[6:])["error"] for last in endings if last.startswith('data: {"error"')]
     assert len(errors) == STREAMS, f"{STREAMS - len(errors)} of {STREAMS} streams cut silently: {endings[:2]}"
     assert all(e["code"] == "server_shutting_down" and e["type"] == "server_error" for e in errors)
     assert server.returncode == -signal.SIGTERM  # then it ends as SIGTERM would have ended it
