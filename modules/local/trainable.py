@@ -53,6 +53,7 @@ from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_s
 from modules.local.streaming import CancellingStream, StopWatch, cut_at_stop, stop_token_streamer, stream_deltas
 from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
+from modules.local.turns import TurnLock, pass_turn
 from modules.local.vocab import Vocab
 
 __all__ = [
@@ -80,7 +81,7 @@ class _Backend:
     model: Any = None
     tokenizer: Any = None
     model_format: Any = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: TurnLock = field(default_factory=TurnLock)  # serialises generation; passed at each token
     server: Any = None
     cancel_all: threading.Event = field(default_factory=threading.Event)
     vocab: Any = None  # a Vocab once the tokenizer is loaded
@@ -434,6 +435,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
 
         class _Cancelled(StoppingCriteria):
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                pass_turn(b.lock)  # a waiting request runs a step now, not after this whole answer
                 hit = any(f.is_set() for f in flags)
                 return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
 

@@ -27,7 +27,11 @@ What the server promises:
 * a client that disconnects, mid-stream or while waiting for a plain answer,
   stops its generation at the next token;
 * ``stop()`` ends streams in flight with an error event and plain requests
-  with a 503, never a silent cut.
+  with a 503, never a silent cut; so does SIGTERM (see :mod:`modules.server.signals`);
+* no client input gets a 5xx: bodies are strict JSON with strict types, nested
+  at most 64 levels, under the limits of :mod:`modules.server.limits` (stop
+  strings, messages, tools, ``max_tokens``), else a 400; an option the server
+  cannot honour is refused by name, never ignored.
 
 The served object is duck-typed (see :class:`ServableModule`); ``TrainableModule`` is one.
 """
