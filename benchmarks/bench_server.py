@@ -5,6 +5,13 @@ Measures, on whatever machine runs it:
 * **overhead per request**: median latency of ``POST /v1/chat/completions``
   (httpx, keep-alive, non-streaming) minus the median of the same generation
   called in process (``module.generate(module.prepare(...))``);
+* **fairness**: the latency of a small request (``"hi"``, 8 tokens) alone, and
+  while the largest request the server accepts is running (16 stop strings of
+  256 characters, the documented limits, a long prompt and a long answer):
+  the ratio must stay under 5;
+* **stop matching**: the stream's cost per generated character with 16 stop
+  strings of 256 characters, for an answer of N and of 4N characters (the ratio
+  of the two times is about 4 when matching is linear);
 * **throughput** for 1, 8 and 64 concurrent clients (threads, one keep-alive
   connection each): requests/s and generated tokens/s, twice: with generation
   serialised (``max_batch_size=1``, the default) and with concurrent greedy
@@ -88,6 +95,8 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         results["in_process_ms"] = round(_median_ms(in_process), 2)
         results["over_http_ms"] = round(_median_ms(over_http), 2)
         results["overhead_ms"] = round(results["over_http_ms"] - results["in_process_ms"], 2)
+        results["fairness"] = _fairness(url, quick)
+        results["stop_matching"] = _stop_matching(quick)
         results["concurrency"] = _throughput(url, per_level, new_tokens)
     finally:
         module.stop()
@@ -102,6 +111,16 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
     print(f"  in process : {results['in_process_ms']:8.2f} ms / request (median of {reps})")
     print(f"  over HTTP  : {results['over_http_ms']:8.2f} ms / request")
     print(f"  overhead   : {results['overhead_ms']:8.2f} ms / request")
+    fair = results["fairness"]
+    print(
+        f"  fairness   : small request alone {fair['solo_ms']:.1f} ms, beside the largest allowed one "
+        f"{fair['beside_largest_ms']:.1f} ms (ratio {fair['ratio']:.2f}; the largest took {fair['largest_ms']:.0f} ms)"
+    )
+    stop = results["stop_matching"]
+    print(
+        f"  stop match : {stop['chars']} chars {stop['short_ms']:.1f} ms, {4 * stop['chars']} chars "
+        f"{stop['long_ms']:.1f} ms (ratio {stop['ratio']:.2f}; 4 is linear)"
+    )
     for key, title in (("concurrency", "serialised"), ("concurrency_batched", "batched (max_batch_size=64)")):
         print(f"  {title}")
         print("  clients  requests  req/s   tok/s   p50 ms   p95 ms")
@@ -111,6 +130,90 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
                 f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}"
             )
     return results
+
+
+def _largest_allowed_body(max_tokens: int) -> dict[str, Any]:
+    """The most expensive request the limits allow on the tiny model: every stop string at its limit."""
+    from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
+
+    # Stop strings the answer can almost match (each is a long run of one frequent character), CJK
+    # for the widest per-character tables in transformers' own stop-string matcher.
+    stops = [chr(0x4E00 + i) * MAX_STOP_CHARS for i in range(MAX_STOP_STRINGS - 1)] + ["e" * MAX_STOP_CHARS]
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " * 20} for i in range(15)]
+    return {"model": "tiny", "messages": history, "max_tokens": max_tokens, "stop": stops, "stream": True}
+
+
+def _fairness(url: str, quick: bool) -> dict[str, float]:
+    """A small request's latency alone and beside the largest allowed request (median of a few)."""
+    import httpx
+
+    small = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+    reps = 3 if quick else 7
+    with httpx.Client(timeout=300) as http:
+        solo = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            http.post(url, json=small).raise_for_status()
+            solo.append(time.perf_counter() - t)
+        beside, largest = [], []
+        for _ in range(reps):
+            started = threading.Event()
+            took: list[float] = []
+
+            def big(started: threading.Event = started, took: list[float] = took) -> None:
+                t0 = time.perf_counter()
+                with httpx.Client(timeout=300) as other:
+                    body = _largest_allowed_body(64 if quick else 256)
+                    with other.stream("POST", url, json=body) as response:
+                        response.raise_for_status()
+                        for _line in response.iter_lines():
+                            started.set()
+                took.append(time.perf_counter() - t0)
+
+            worker = threading.Thread(target=big)
+            worker.start()
+            started.wait(60)
+            t = time.perf_counter()
+            http.post(url, json=small).raise_for_status()
+            beside.append(time.perf_counter() - t)
+            worker.join()
+            largest.append(took[0])
+    solo_ms, beside_ms = _median_ms(solo), _median_ms(beside)
+    return {
+        "solo_ms": round(solo_ms, 1),
+        "beside_largest_ms": round(beside_ms, 1),
+        "ratio": round(beside_ms / solo_ms, 2),
+        "largest_ms": round(_median_ms(largest), 1),
+    }
+
+
+def _stop_matching(quick: bool) -> dict[str, float]:
+    """Time of stream_deltas over N and 4N characters of pieces with the largest allowed stop strings."""
+    from modules.local.request import GenerationOptions, LocalRequest
+    from modules.local.streaming import stream_deltas
+    from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
+
+    stops = tuple("e" * (MAX_STOP_CHARS - 1) + chr(0x61 + i) for i in range(MAX_STOP_STRINGS))
+    request = LocalRequest((), None, "", (), (1,), GenerationOptions())
+    done = threading.Thread(target=lambda: None)
+    done.start()
+
+    def run(n_pieces: int) -> float:
+        pieces = ["eeee"] * n_pieces  # every piece extends a near-match of every stop string
+        t = time.perf_counter()
+        for _ in stream_deltas(request, iter(pieces), done, threading.Event(), {"ids": []}, None, stops, None):
+            pass
+        return time.perf_counter() - t
+
+    n = 2_000 if quick else 20_000
+    short = min(run(n) for _ in range(3))
+    long = min(run(4 * n) for _ in range(3))
+    return {
+        "chars": 4 * n,
+        "short_ms": round(short * 1000, 1),
+        "long_ms": round(long * 1000, 1),
+        "ratio": round(long / short, 2),
+    }
 
 
 def _throughput(url: str, per_level: dict[int, int], new_tokens: int) -> dict[int, dict[str, float]]:

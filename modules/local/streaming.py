@@ -8,6 +8,7 @@ last delta's ``tool_calls``.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -16,7 +17,16 @@ from modules.base import StreamDelta, ToolCall
 from modules.local.request import LocalRequest
 from modules.local.tool_calls import parse_tool_calls
 
-__all__ = ["CancellingStream", "cut_at_stop", "first_stop", "stop_token_streamer", "stream_deltas"]
+__all__ = [
+    "CancellingStream",
+    "IncrementalDecoder",
+    "StopMatcher",
+    "StopWatch",
+    "cut_at_stop",
+    "first_stop",
+    "stop_token_streamer",
+    "stream_deltas",
+]
 
 
 def first_stop(text: str, stops: Sequence[str]) -> int | None:
@@ -33,20 +43,165 @@ def cut_at_stop(text: str, stops: Sequence[str], finish: str) -> tuple[str, str]
     return text, finish
 
 
+class StopMatcher:
+    """Finds the first stop string in text that arrives piece by piece, in time linear in the text.
+
+    Only the last ``max(len(stop)) - 1`` characters seen are kept: a stop string
+    that ends in the new piece begins inside that tail or the piece, and one that
+    ended earlier was reported then. Each :meth:`feed` costs
+    ``O((tail + piece) * len(stops))``, never a rescan of the whole answer.
+    """
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self.stops = tuple(s for s in stops if s)
+        self.keep = max((len(s) for s in self.stops), default=1) - 1
+        self.tail = ""
+        self.before_tail = 0  # characters fed before self.tail
+
+    def feed(self, piece: str) -> int | None:
+        """Feed the next *piece*; the offset, in all the text fed so far, where a stop string begins, or None."""
+        window = self.tail + piece
+        hits = [i for i in (window.find(s) for s in self.stops) if i >= 0]
+        start = self.before_tail
+        self.tail = window[len(window) - self.keep :] if self.keep else ""
+        self.before_tail += len(window) - len(self.tail)
+        return start + min(hits) if hits else None
+
+
+class IncrementalDecoder:
+    """Token ids to text as they arrive, decoding a bounded window each time (never the whole answer).
+
+    The text of new ids is the decode of ``ids[prefix:]`` minus the decode of
+    ``ids[prefix:read]``, where ``prefix..read`` are the ids of the previous
+    piece: decoding with that context keeps a tokenizer's leading-space rules
+    exact, and a piece ending in an incomplete UTF-8 character (``"\ufffd"``)
+    waits for the next id. The pieces join to ``tokenizer.decode(ids)``.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.prefix = 0
+        self.read = 0
+
+    def _decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+    def push(self, ids: Sequence[int], final: bool = False) -> str:
+        """Add *ids*; the new text that is settled (all of it when *final*)."""
+        self.ids.extend(ids)
+        if self.read == len(self.ids):
+            return ""
+        before = self._decode(self.ids[self.prefix : self.read])
+        after = self._decode(self.ids[self.prefix :])
+        if len(after) <= len(before) or (after.endswith("\ufffd") and not final):
+            return ""
+        self.prefix, self.read = self.read, len(self.ids)
+        return after[len(before) :]
+
+
+class _TokenStreamer:
+    """A transformers streamer (``put``/``end``) of generated ids, minus *stop_ids*, as text pieces.
+
+    The first ``put`` is the prompt, skipped. Pieces go to :meth:`on_text`.
+    """
+
+    def __init__(self, tokenizer: Any, stop_ids: set[int]) -> None:
+        self.decoder = IncrementalDecoder(tokenizer)
+        self.stop_ids = stop_ids
+        self.prompt_seen = False
+
+    def put(self, value: Any) -> None:
+        if not self.prompt_seen:
+            self.prompt_seen = True
+            return
+        ids = [int(v) for v in value.reshape(-1).tolist() if int(v) not in self.stop_ids]
+        text = self.decoder.push(ids)
+        if text:
+            self.on_text(text)
+
+    def end(self) -> None:
+        text = self.decoder.push([], final=True)
+        if text:
+            self.on_text(text)
+        self.on_end()
+
+    def on_text(self, text: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def on_end(self) -> None:
+        pass
+
+
+class _QueueStreamer(_TokenStreamer):
+    """Pieces into a queue, read by iterating (what :func:`stream_deltas` consumes)."""
+
+    _END = object()
+
+    def __init__(self, tokenizer: Any, stop_ids: set[int]) -> None:
+        super().__init__(tokenizer, stop_ids)
+        self.queue: queue.Queue[object] = queue.Queue()
+
+    def on_text(self, text: str) -> None:
+        self.queue.put(text)
+
+    def on_end(self) -> None:
+        self.queue.put(self._END)
+
+    def __iter__(self) -> Iterator[str]:
+        while True:
+            item = self.queue.get()
+            if item is self._END:
+                return
+            yield str(item)
+
+    def pieces_until(self, thread: threading.Thread) -> Iterator[str]:
+        """The pieces, ending when *thread* (the generation) has ended too, even if ``end()`` never came.
+
+        A generation cancelled before it began (its request's flag set while it
+        waited for the model) returns without running ``generate``, which is what
+        calls ``end()``; waiting for it would hang the stream forever.
+        """
+        while True:
+            try:
+                item = self.queue.get(timeout=0.05)
+            except queue.Empty:
+                if thread.is_alive() or not self.queue.empty():
+                    continue
+                return
+            if item is self._END:
+                return
+            yield str(item)
+
+
 def stop_token_streamer(tokenizer: Any, stop_ids: set[int]) -> Any:
-    """A transformers ``TextIteratorStreamer`` of the new text, without the text of *stop_ids*."""
-    from transformers import TextIteratorStreamer
+    """A streamer for ``model.generate`` that yields the new text, without the text of *stop_ids*.
 
-    class _Streamer(TextIteratorStreamer):  # drops stop tokens, so their text never shows
-        def put(self, value: Any) -> None:
-            if not self.next_tokens_are_prompt:
-                value = value.reshape(-1)
-                value = value[[int(v) not in stop_ids for v in value]]
-                if value.numel() == 0:
-                    return
-            super().put(value)
+    Decoding is incremental (:class:`IncrementalDecoder`): the cost per token is
+    bounded, where transformers' ``TextIteratorStreamer`` decodes the whole
+    current line again at every token.
+    """
+    return _QueueStreamer(tokenizer, stop_ids)
 
-    return _Streamer(tokenizer, skip_prompt=True, skip_special_tokens=False, timeout=None)
+
+class StopWatch(_TokenStreamer):
+    """A streamer for a plain (not streamed) generation that sets :attr:`hit` when a stop string appears.
+
+    Give it as ``streamer=`` and add :attr:`hit` to the flags the stopping
+    criteria read: generation ends at the token that completes a stop string,
+    at a cost linear in the answer (transformers' own ``stop_strings`` first
+    builds a table over the whole vocabulary for every stop string, which for
+    long stop strings holds the model for seconds to minutes).
+    """
+
+    def __init__(self, tokenizer: Any, stops: Sequence[str], stop_ids: set[int]) -> None:
+        super().__init__(tokenizer, stop_ids)
+        self.matcher = StopMatcher(stops)
+        self.hit = threading.Event()
+
+    def on_text(self, text: str) -> None:
+        if not self.hit.is_set() and self.matcher.feed(text) is not None:
+            self.hit.set()
 
 
 def stream_deltas(
@@ -65,28 +220,39 @@ def stream_deltas(
     set when a stop string arrives and when the iterator is closed, which stops
     the generation. *stops* are the stop strings, *syntax* the model's tool-call
     markers (see :func:`~modules.local.tool_calls.tool_syntax_of`).
+
+    Linear in the answer: stop strings and the tool-call marker are found by
+    :class:`StopMatcher` over a bounded tail, and text held back is at most
+    the longest of them (until a tool-call marker, after which all is held).
     """
-    # Hold back a tail that could still grow into a stop string or a tool-call marker.
     hold = max([len(s) for s in stops] + [len(syntax[0]) if syntax else 1]) - 1
-    pending = ""
-    sent = ""
-    held_for_tools = hit_stop = False
+    stop_at = StopMatcher(stops)
+    marker_at = StopMatcher((syntax[0],)) if syntax else None
+    received: list[str] = []
+    n_received = n_sent = 0
+    pending = ""  # received but not sent, while not holding for tool calls: at most hold + one piece
+    held_for_tools = False
+    cut: int | None = None
     try:
-        for piece in streamer:
-            pending += piece
-            cut = first_stop(pending, stops)
-            if cut is not None:
-                pending = pending[:cut]
-                hit_stop = True
-                flag.set()
-            if syntax and (held_for_tools or syntax[0] in sent + pending):
-                held_for_tools = True
+        pieces = streamer.pieces_until(thread) if isinstance(streamer, _QueueStreamer) else streamer
+        for piece in pieces:
+            if not piece:
                 continue
-            ready = pending if cut is not None else pending[: max(0, len(pending) - hold)]
-            if ready:
-                sent += ready
-                pending = pending[len(ready) :]
-                yield StreamDelta(text=ready)
+            cut = stop_at.feed(piece)
+            if marker_at is not None and not held_for_tools and marker_at.feed(piece) is not None:
+                held_for_tools = True
+            received.append(piece)
+            n_received += len(piece)
+            if cut is not None:
+                flag.set()  # stop generating: the rest of the answer is cut anyway
+            if not held_for_tools:
+                pending += piece
+                upto = cut if cut is not None else n_received - hold
+                ready = pending[: max(0, upto - n_sent)]
+                if ready:
+                    n_sent += len(ready)
+                    pending = pending[len(ready) :]
+                    yield StreamDelta(text=ready)
             if cut is not None:
                 break
         thread.join()
@@ -100,14 +266,15 @@ def stream_deltas(
                 total_tokens=len(request.input_ids) + n_new,
             )
         finish = outcome.get("finish", "stop")
-        if finish == "cancelled" and hit_stop:
-            finish = "stop"  # we set the flag ourselves, on a stop string
-        full, finish = cut_at_stop(sent + pending, stops, finish)
+        text = "".join(received)
+        if cut is not None:
+            text, finish = text[:cut], "stop"  # "cancelled" too: we set the flag ourselves, on a stop string
+        sent = text[:n_sent]
         calls: tuple[ToolCall, ...] = ()
         if syntax:
-            full, found = parse_tool_calls(full, *syntax)
+            text, found = parse_tool_calls(text, *syntax)
             calls = tuple(found)
-        rest = full[len(sent) :] if full.startswith(sent) else ""
+        rest = text[len(sent) :] if text.startswith(sent) else ""
         if calls:
             finish = "tool_calls"
         yield StreamDelta(text=rest, tool_calls=calls, finish_reason=finish)

@@ -52,9 +52,10 @@ from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfi
 from modules.local.batching import Batcher, Job
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
-from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
+from modules.local.streaming import CancellingStream, StopWatch, cut_at_stop, stop_token_streamer, stream_deltas
 from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
+from modules.local.turns import TurnLock, pass_turn
 from modules.local.vocab import Vocab
 
 __all__ = [
@@ -82,7 +83,7 @@ class _Backend:
     model: Any = None
     tokenizer: Any = None
     model_format: Any = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: TurnLock = field(default_factory=TurnLock)  # serialises generation; passed at each token
     server: Any = None
     cancel_all: threading.Event = field(default_factory=threading.Event)
     vocab: Any = None  # a Vocab once the tokenizer is loaded
@@ -443,6 +444,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
 
         class _Cancelled(StoppingCriteria):
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                pass_turn(b.lock)  # a waiting request runs a step now, not after this whole answer
                 hit = any(f.is_set() for f in flags)
                 return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
 
@@ -473,8 +475,10 @@ class TrainableModule(ModuleBase[LocalRequest]):
             else:
                 kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
             stops = self._stop_strings(request)
-            if stops:
-                kwargs.update(stop_strings=list(stops), tokenizer=b.tokenizer)
+            if stops and streamer is None:  # a stream cuts at stop strings itself (stream_deltas sets cancel)
+                watch = StopWatch(b.tokenizer, stops, set(self._stop_ids()))  # linear; no vocabulary table
+                kwargs["streamer"] = watch
+                flags.append(watch.hit)
             with torch.inference_mode():
                 out = b.model.generate(input_ids, **kwargs)
         new = [int(t) for t in out[0, input_ids.shape[1] :]]

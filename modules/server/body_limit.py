@@ -1,0 +1,118 @@
+"""The body limit, as ASGI middleware: 413 over the limit, and 400s in words for bodies that are not JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from anyio import to_thread
+
+from modules.server.errors import HTTPError
+from modules.server.json_body import JSONProblem, strict_loads
+
+__all__ = ["MAX_BODY_BYTES", "BodyLimit", "body_problem", "send_error"]
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a body over ``max_bytes`` (by Content-Length or as it streams in)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_big = HTTPError(413, f"request body over the limit of {self.max_bytes} bytes", code="request_too_large")
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    if int(value) > self.max_bytes:
+                        await send_error(send, too_big)
+                        return
+                except ValueError:
+                    await send_error(send, HTTPError(400, "invalid Content-Length header"))
+                    return
+        # Read the whole body first (at most max_bytes), so that a chunked upload over the limit
+        # is a clean 413 before the app sees anything; then replay it to the app.
+        chunks: list[bytes] = []
+        seen = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left while uploading
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                await send_error(send, too_big)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        if scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/completions"):
+            whole = b"".join(chunks)
+            # A large body takes a while to parse strictly: off the event loop, which serves everyone.
+            problem = (
+                body_problem(scope, whole)
+                if len(whole) < 65536
+                else await to_thread.run_sync(body_problem, scope, whole)
+            )
+            if problem is not None:
+                await send_error(send, problem)
+                return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()  # afterwards: http.disconnect, which stops a stream
+
+        await self.app(scope, replay, send)
+
+
+def body_problem(scope: Any, body: bytes) -> HTTPError | None:
+    """The 400 for a POST body that is not JSON (wrong Content-Type, empty, malformed), else None.
+
+    Checked before FastAPI reads the body, so the message says what is wrong in
+    words (pydantic's would be "Input should be a valid dictionary" or a byte offset).
+    """
+    content_type = ""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            content_type = value.decode("latin-1")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if not media:
+        return HTTPError(400, "Content-Type must be application/json; the request sent none")
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        return HTTPError(400, f"Content-Type must be application/json, got {media!r}")
+    charset = next(
+        (
+            p.split("=", 1)[1].strip().strip('"').lower()
+            for p in content_type.split(";")[1:]
+            if p.strip().lower().startswith("charset=")
+        ),
+        "utf-8",
+    )
+    if charset not in ("utf-8", "utf8"):
+        return HTTPError(400, f"Content-Type charset must be utf-8 (JSON is UTF-8 text), got {charset[:40]!r}")
+    if not body.strip():
+        return HTTPError(400, "request body is empty; expected a JSON object")
+    try:
+        value = strict_loads(body)
+    except JSONProblem as exc:
+        return HTTPError(400, str(exc))
+    if not isinstance(value, dict):
+        kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+        return HTTPError(400, f"the request body must be a JSON object, got {kinds.get(type(value), 'null')}")
+    return None
+
+
+async def send_error(send: Any, err: HTTPError) -> None:
+    body = json.dumps(err.body()).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": err.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

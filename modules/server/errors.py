@@ -1,0 +1,73 @@
+"""OpenAI's error envelope, and the map from what a module raises to an HTTP status.
+
+Every error the server answers is ``{"error": {"message", "type", "param", "code"}}``;
+its message is capped in length and never carries a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from modules.errors import ContextLengthError, ModuleError, ServerStoppedError
+
+__all__ = ["HTTPError", "cancelled_error", "from_exception"]
+
+logger = logging.getLogger("modules.server.app")
+
+_MAX_MESSAGE_CHARS = 1000
+
+
+class HTTPError(Exception):
+    """An error answered with OpenAI's envelope."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        """The ``{"error": {...}}`` body, its message capped in length."""
+        message = self.message if len(self.message) <= _MAX_MESSAGE_CHARS else self.message[:_MAX_MESSAGE_CHARS] + "..."
+        return {"error": {"message": message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def from_exception(exc: BaseException) -> HTTPError:
+    """Map what the module raised to an HTTP error; unknown failures become a bare 500."""
+    if isinstance(exc, HTTPError):
+        return exc
+    if isinstance(exc, ContextLengthError):
+        return HTTPError(400, str(exc), param="messages", code="context_length_exceeded")
+    if isinstance(exc, ServerStoppedError):
+        return HTTPError(503, str(exc), type="server_error", code="server_shutting_down")
+    if isinstance(exc, (ModuleError, ValueError, TypeError, KeyError, LookupError)):
+        return HTTPError(400, str(exc) or type(exc).__name__)
+    try:
+        import jinja2
+
+        if isinstance(exc, jinja2.TemplateError):
+            return HTTPError(400, f"the model's chat template rejected the conversation: {exc}")
+    except ImportError:  # pragma: no cover
+        pass
+    logger.error("request failed", exc_info=exc)
+    return HTTPError(500, "internal server error", type="server_error")
+
+
+def cancelled_error(state: Any) -> HTTPError:
+    if state.closing:
+        return HTTPError(
+            503,
+            "the server stopped before this answer was complete",
+            type="server_error",
+            code="server_shutting_down",
+        )
+    return HTTPError(499, "the request was cancelled", type="server_error", code="cancelled")

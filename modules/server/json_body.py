@@ -1,0 +1,95 @@
+"""Strict JSON for request bodies: RFC 8259 only, and nesting bounded before anything walks it.
+
+Python's ``json`` accepts more than JSON (``NaN``, ``Infinity``, duplicate keys,
+floats that overflow to ``inf``) and raises ``ValueError`` or ``RecursionError``
+on some inputs; here every one of those is a :class:`JSONProblem` whose message
+says what is wrong, which the server answers with a 400.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from itertools import accumulate
+from typing import Any
+
+from modules.server.limits import MAX_NESTING
+
+__all__ = ["JSONProblem", "check_nesting", "nesting", "strict_loads"]
+
+
+class JSONProblem(ValueError):
+    """A body (or a JSON string inside one) that is not strict JSON or is nested too deeply."""
+
+
+_STRING = re.compile(rb'"(?:[^"\\]+|\\.)*"', re.DOTALL)
+_DROP = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def nesting(raw: bytes | str) -> int:
+    """The deepest level of arrays and objects in valid JSON text *raw* (``{}`` is 1, ``1`` is 0).
+
+    Computed on the text, without recursion, so a body nested 100,000 levels
+    costs one regular-expression pass and no stack.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    brackets = _STRING.sub(b"", data).translate(None, _DROP)
+    if not brackets:
+        return 0
+    return max(accumulate(1 if b in b"[{" else -1 for b in brackets))
+
+
+def check_nesting(raw: bytes | str, where: str) -> None:
+    """Raise :class:`JSONProblem` if *raw* nests deeper than :data:`~modules.server.limits.MAX_NESTING`."""
+    depth = nesting(raw)
+    if depth > MAX_NESTING:
+        raise JSONProblem(
+            f"invalid JSON {where}: nested more than {MAX_NESTING} levels deep ({depth}); "
+            f"the server's limit on JSON nesting is {MAX_NESTING} levels"
+        )
+
+
+def _no_constant(name: str) -> Any:
+    raise JSONProblem(f"{name} is not JSON; send a number or null")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JSONProblem(f"the number {text[:40]} is too large for a float")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JSONProblem(f"the key {key[:100]!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def strict_loads(raw: bytes | str, where: str = "body") -> Any:
+    """Parse *raw* as strict JSON nested at most :data:`~modules.server.limits.MAX_NESTING` levels.
+
+    Raises :class:`JSONProblem` naming the fault and *where* it is (bad UTF-8,
+    syntax with its line and column, ``NaN``, an overflowing number, a
+    duplicate key, too deep).
+    """
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise JSONProblem(f"invalid JSON {where}: not UTF-8 text") from None
+    else:
+        text = raw
+    check_nesting(text, where)  # before parsing: nothing below recurses past the limit
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"invalid JSON {where}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except JSONProblem as exc:
+        raise JSONProblem(f"invalid JSON {where}: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer over Python's 4300-digit conversion limit
+        raise JSONProblem(f"invalid JSON {where}: {str(exc)[:200] or type(exc).__name__}") from None

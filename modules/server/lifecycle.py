@@ -1,0 +1,121 @@
+"""The server's lifecycle: admission of requests (429, 503 while stopping) and uvicorn in a thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from modules.errors import ModuleError
+from modules.server import signals
+from modules.server.errors import HTTPError
+
+__all__ = ["ServerState", "ServerThread"]
+
+
+@dataclass
+class ServerState:
+    module: Any
+    model_name: str
+    max_concurrency: int
+    in_flight: int = 0
+    closing: bool = False
+    created: int = field(default_factory=lambda: int(time.time()))
+    cancels: set[threading.Event] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    executor: ThreadPoolExecutor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.executor = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="prompter-generate")
+
+    def admit(self) -> threading.Event:
+        with self.lock:
+            if self.closing:
+                raise HTTPError(503, "the server is shutting down", type="server_error", code="server_shutting_down")
+            if self.in_flight >= self.max_concurrency:
+                raise HTTPError(
+                    429,
+                    f"over the limit of {self.max_concurrency} requests in flight; retry shortly",
+                    type="rate_limit_error",
+                    code="rate_limit_exceeded",
+                    headers={"Retry-After": "1"},
+                )
+            self.in_flight += 1
+            cancel = threading.Event()
+            self.cancels.add(cancel)
+            return cancel
+
+    def release(self, cancel: threading.Event) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.cancels.discard(cancel)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closing = True
+        self.executor.shutdown(wait=False)
+
+
+class ServerThread:
+    """uvicorn serving an app from a background thread, on 127.0.0.1 and a free port by default.
+
+    ::
+
+        server = ServerThread(create_app(module)).start()
+        server.url     # http://127.0.0.1:PORT
+        server.stop()  # streams in flight get an error event; waits for them to end
+    """
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, graceful_timeout: int = 5) -> None:
+        import uvicorn
+
+        self.app = app
+        self.config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=graceful_timeout,
+            access_log=False,
+        )
+        self.server = uvicorn.Server(self.config)
+        self.thread = threading.Thread(target=self.server.run, name="prompter-server", daemon=True)
+        self.host = host
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` (no path)."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        """Start serving; return once the socket accepts connections."""
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise ModuleError(f"the server did not start on {self.host}:{self.port}")
+            time.sleep(0.01)
+        sockets = [s for server in getattr(self.server, "servers", []) for s in server.sockets]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        signals.watch(self)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Refuse new requests, cancel generations in flight, and wait for their streams to end.
+
+        SIGTERM does the same (see :mod:`modules.server.signals`) for servers started from the main thread.
+        """
+        state: ServerState | None = getattr(self.app.state, "prompter", None)
+        if state is not None:
+            state.close()
+            with state.lock:
+                for cancel in state.cancels:
+                    cancel.set()
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        signals.forget(self)

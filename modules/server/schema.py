@@ -1,0 +1,91 @@
+"""The request bodies of the OpenAI endpoints, as pydantic models (the OpenAPI schema comes from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from modules.server.limits import MAX_MESSAGES, MAX_TOKENS, MAX_TOOLS
+
+__all__ = [
+    "ChatCompletionRequest",
+    "CompletionRequest",
+    "ContentPart",
+    "FunctionCall",
+    "FunctionDef",
+    "Message",
+    "Sampling",
+    "StreamOptions",
+    "Tool",
+    "ToolCallIn",
+]
+
+
+class _Open(BaseModel):
+    # strict: a value of the wrong JSON type is a 400, never coerced ("1" is not a temperature,
+    # true is not a max_tokens). Extra keys are kept: chat templates may read extra message keys,
+    # and validation refuses top-level options the server cannot honour by name.
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class FunctionCall(_Open):
+    name: str
+    arguments: str | dict[str, Any] = "{}"
+
+
+class ToolCallIn(_Open):
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class ContentPart(_Open):
+    type: str
+    text: str | None = None
+
+
+class Message(_Open):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+
+
+class FunctionDef(_Open):
+    name: str = Field(min_length=1, max_length=256)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(_Open):
+    type: Literal["function"] = "function"
+    function: FunctionDef
+
+
+class StreamOptions(_Open):
+    include_usage: StrictBool | None = None
+
+
+class Sampling(_Open):
+    model: str
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    n: int | None = Field(default=None, ge=1)  # above 1: a 400 "not supported" (one choice per request)
+    stream: StrictBool | None = False
+    stream_options: StreamOptions | None = None
+
+
+class ChatCompletionRequest(Sampling):
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    tools: list[Tool] | None = Field(default=None, max_length=MAX_TOOLS)
+    tool_choice: Any = None
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+
+
+class CompletionRequest(Sampling):
+    prompt: str | list[str]

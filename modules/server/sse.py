@@ -1,0 +1,144 @@
+"""Server-sent events: a blocking delta iterator run in a thread, written as OpenAI's chunks.
+
+Once the status line is sent an error can only be reported in-band, so any
+failure mid-stream becomes a ``data: {"error": {...}}`` event, never a silent cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from modules.base import StreamDelta
+from modules.server.errors import cancelled_error, from_exception
+from modules.server.lifecycle import ServerState
+from modules.server.validation import finish_reason
+
+__all__ = ["chat_events", "deltas", "sse_event", "text_events"]
+
+
+def sse_event(data: Any) -> bytes:
+    try:
+        return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+    except UnicodeEncodeError:  # a lone surrogate quoted from client text: ASCII JSON still encodes
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+async def deltas(
+    state: ServerState, make: Callable[[], Iterator[StreamDelta]], cancel: threading.Event
+) -> AsyncIterator[Any]:
+    """Run a blocking delta iterator in a thread and hand its items to the event loop.
+
+    Yields StreamDelta items, then re-raises whatever the iterator raised. If
+    the consumer goes away (client disconnect cancels us), the cancel flag stops
+    the generation at its next token.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def put(item: tuple[str, Any]) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is gone: nobody is listening any more
+            cancel.set()
+
+    def pump() -> None:
+        try:
+            for delta in make():
+                put(("delta", delta))
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - forwarded to the consumer
+            put(("error", exc))
+
+    threading.Thread(target=pump, name="prompter-stream", daemon=True).start()
+    try:
+        while True:
+            kind, value = await queue.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        cancel.set()
+        state.release(cancel)
+
+
+async def chat_events(
+    state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool
+) -> AsyncIterator[bytes]:
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return sse_event(
+            {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": state.model_name,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            }
+        )
+
+    yield chunk({"role": "assistant", "content": ""})
+    counts: dict[str, int] = {}
+    try:
+        async for delta in deltas(state, lambda: state.module.generate_stream(request, cancel, counts), cancel):
+            if delta.text:
+                yield chunk({"content": delta.text})
+            if delta.tool_calls:
+                calls = [{"index": i, **dict(c)} for i, c in enumerate(delta.tool_calls)]
+                yield chunk({"tool_calls": calls})
+            if delta.finish_reason == "cancelled":
+                raise cancelled_error(state)
+            if delta.finish_reason is not None:
+                yield chunk({}, finish_reason(delta.finish_reason))
+    except BaseException as exc:  # noqa: BLE001 - reported in-band: the status line is already sent
+        if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+            raise
+        yield sse_event(from_exception(exc).body())
+        return
+    if usage:
+        yield sse_event(
+            {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": state.model_name,
+                "choices": [],
+                "usage": counts,
+            }
+        )
+    yield b"data: [DONE]\n\n"
+
+
+async def text_events(state: ServerState, request: Any, cancel: threading.Event, rid: str) -> AsyncIterator[bytes]:
+    created = int(time.time())
+
+    def chunk(text: str, finish: str | None = None) -> bytes:
+        return sse_event(
+            {
+                "id": rid,
+                "object": "text_completion",
+                "created": created,
+                "model": state.model_name,
+                "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
+            }
+        )
+
+    try:
+        async for delta in deltas(state, lambda: state.module.generate_stream(request, cancel), cancel):
+            if delta.finish_reason == "cancelled":
+                raise cancelled_error(state)
+            if delta.text or delta.finish_reason is not None:
+                yield chunk(delta.text, finish_reason(delta.finish_reason) if delta.finish_reason else None)
+    except BaseException as exc:  # noqa: BLE001 - reported in-band
+        if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+            raise
+        yield sse_event(from_exception(exc).body())
+        return
+    yield b"data: [DONE]\n\n"

@@ -1,0 +1,182 @@
+"""Checks of a parsed request beyond its schema, and the plain values handed to the module.
+
+Options the server cannot honour are refused (never silently ignored); messages
+become the dicts a chat template reads; OpenAI's options become the module's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from modules.server.errors import HTTPError
+from modules.server.json_body import JSONProblem, check_nesting
+from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
+
+__all__ = ["finish_reason", "generation_options", "message_dict", "refuse_unsupported"]
+
+
+def finish_reason(reason: str | None) -> str:
+    return reason if reason in ("stop", "length", "tool_calls", "content_filter") else "stop"
+
+
+def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
+    """A validated message as the plain dict a chat template reads (text parts joined, developer -> system).
+
+    *index* is the message's place in ``messages``, named by the 400s for a
+    message without content or a tool call without an id.
+    """
+    where = f"messages[{index}]"
+    out: dict[str, Any] = message.model_dump(exclude_none=True)
+    if out["role"] == "developer":  # OpenAI's newer name for system; chat templates know "system"
+        out["role"] = "system"
+    content = out.get("content")
+    if isinstance(content, list):
+        kinds = {p.get("type") for p in content}
+        if kinds - {"text"}:
+            raise HTTPError(
+                400,
+                f"{where}: content parts of type {sorted(kinds - {'text'})} are not supported by a text model",
+                param="messages",
+            )
+        out["content"] = "".join(p.get("text") or "" for p in content)
+    if out["role"] == "assistant":
+        if content is None and not out.get("tool_calls"):
+            raise HTTPError(400, f"{where}: an assistant message needs content or tool_calls", param=where)
+        for j, call in enumerate(out.get("tool_calls") or ()):
+            if not call.get("id"):
+                raise HTTPError(
+                    400,
+                    f"{where}.tool_calls[{j}]: a tool call needs an id (the tool message's tool_call_id names it)",
+                    param=f"{where}.tool_calls[{j}].id",
+                )
+            arguments = call.get("function", {}).get("arguments")
+            if isinstance(arguments, str):  # parsed as JSON further on: its nesting is bounded too
+                at = f"{where}.tool_calls[{j}].function.arguments"
+                try:
+                    check_nesting(arguments, at)
+                except JSONProblem as exc:
+                    raise HTTPError(400, str(exc), param=at) from None
+    elif content is None:
+        raise HTTPError(400, f"{where}: a {message.role} message needs content", param=f"{where}.content")
+    return out
+
+
+_TOOL_CHOICES = ("auto", "none")
+
+
+def _is(*values: Any) -> Callable[[Any], bool]:
+    """A check that a value is one of *values* (of the same JSON type: ``0`` is not ``false``)."""
+    return lambda v: any(v == x and type(v) is type(x) for x in values)
+
+
+def _is_zero(v: Any) -> bool:
+    return type(v) in (int, float) and v == 0
+
+
+def _text_format(v: Any) -> bool:
+    return isinstance(v, Mapping) and set(v) == {"type"} and v["type"] == "text"
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_mapping(v: Any) -> bool:
+    return isinstance(v, Mapping)
+
+
+# Options read from the body besides the schema's own fields, with the values this server honours
+# by doing nothing: the neutral value of a sampling option (presence_penalty 0), "off" for a feature
+# (logprobs false), or metadata that never changes the answer (user). Any other option, or any other
+# value, is refused by name: an option silently ignored would change the answer's meaning.
+_NEUTRAL_BOTH: dict[str, Callable[[Any], bool]] = {
+    "presence_penalty": _is_zero,
+    "frequency_penalty": _is_zero,
+    "logit_bias": lambda v: v == {},
+    "user": _is_str,
+}
+_NEUTRAL_CHAT: dict[str, Callable[[Any], bool]] = {
+    **_NEUTRAL_BOTH,
+    "logprobs": _is(False),
+    "top_logprobs": _is(0),
+    "response_format": _text_format,
+    "parallel_tool_calls": _is(True),
+    "metadata": _is_mapping,
+    "store": _is(False),
+}
+_NEUTRAL_TEXT: dict[str, Callable[[Any], bool]] = {
+    **_NEUTRAL_BOTH,
+    "echo": _is(False),
+    "logprobs": _is(0),
+    "best_of": _is(1),
+    "suffix": _is(""),
+}
+_WHAT = {  # how a refusal names a non-neutral value
+    "logprobs": "logprobs (token log probabilities)",
+    "top_logprobs": "top_logprobs",
+    "best_of": "best_of above 1",
+    "suffix": "suffix (insertion)",
+    "echo": "echo=true",
+    "parallel_tool_calls": "parallel_tool_calls=false",
+    "store": "store=true",
+}
+
+
+def refuse_unsupported(body: Any, chat: bool) -> None:
+    """400 for options that would change the answer's meaning if this server ignored them.
+
+    Every key of the body is either a field of the schema or an option with a
+    neutral value in this module's table; anything else is refused, naming it.
+    """
+    extra = body.model_extra or {}
+
+    def refuse(param: str, what: str) -> None:
+        raise HTTPError(400, f"{what} is not supported by this server", param=param)
+
+    if body.n not in (None, 1):
+        refuse("n", f"n={body.n} (one choice per request)")
+    neutral = _NEUTRAL_CHAT if chat else _NEUTRAL_TEXT
+    for key in sorted(extra):
+        value = extra[key]
+        if value is None:
+            continue  # null is "not given" for every OpenAI option
+        if key not in neutral:
+            refuse(key, f"the option {key[:100]!r}")
+        if not neutral[key](value):
+            if key == "response_format":
+                kind = value.get("type") if isinstance(value, Mapping) else value
+                refuse(key, f"response_format {str(kind)[:100]!r} (only 'text')")
+            refuse(key, _WHAT.get(key, f"{key}={json.dumps(value)[:100]}"))
+    if chat:
+        choice = body.tool_choice
+        if choice is not None and choice not in _TOOL_CHOICES:
+            shown = choice if isinstance(choice, str) else "a named function"
+            refuse("tool_choice", f"tool_choice {shown[:100]!r} (only 'auto' and 'none')")
+
+
+def generation_options(body: Any, chat: bool) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    max_tokens = (getattr(body, "max_completion_tokens", None) if chat else None) or body.max_tokens
+    if max_tokens is not None:
+        options["max_new_tokens"] = max_tokens
+    elif not chat:
+        options["max_new_tokens"] = 16  # OpenAI's default for /v1/completions
+    for key in ("temperature", "top_p", "seed"):
+        if getattr(body, key) is not None:
+            options[key] = getattr(body, key)
+    if body.stop is not None:
+        stops = [body.stop] if isinstance(body.stop, str) else list(body.stop)
+        if not all(stops):
+            raise HTTPError(400, "stop: stop strings must not be empty", param="stop")
+        if len(stops) > MAX_STOP_STRINGS:
+            raise HTTPError(400, f"stop: at most {MAX_STOP_STRINGS} stop strings, got {len(stops)}", param="stop")
+        longest = max((len(x) for x in stops), default=0)
+        if longest > MAX_STOP_CHARS:
+            raise HTTPError(
+                400, f"stop: a stop string is at most {MAX_STOP_CHARS} characters, got {longest}", param="stop"
+            )
+        if stops:
+            options["stop"] = stops
+    return options

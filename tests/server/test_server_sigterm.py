@@ -1,0 +1,90 @@
+"""SIGTERM to ``prompter serve`` (what a container runtime or systemd sends) ends every open stream in-band.
+
+A stream cut without an error event looks to its client like a short but
+complete answer; after SIGTERM each open stream must get OpenAI's
+``data: {"error": {...}}`` event before the connection closes, as it does on
+SIGINT and on ``stop()``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+STREAMS = 10
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_sigterm_ends_every_open_stream_with_an_error_event(tiny_model_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    log = (tmp_path / "serve.log").open("w")  # a file, not a pipe: a full pipe would block the server
+    server = subprocess.Popen(
+        [sys.executable, "-m", "modules.cli", "serve", "--model", str(tiny_model_path), "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            try:
+                name = httpx.get(url + "/models", timeout=2).json()["data"][0]["id"]
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+
+        opened = threading.Barrier(STREAMS + 1, timeout=60)
+        endings: list[str] = []
+
+        def read_stream() -> None:
+            body = {"model": name, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1800, "stream": True}
+            last = ""
+            try:
+                with httpx.stream("POST", url + "/chat/completions", json=body, timeout=60) as response:
+                    lines = (line for line in response.iter_lines() if line.startswith("data: "))
+                    last = next(lines)  # the first chunk: the stream is open
+                    opened.wait()
+                    for line in lines:
+                        last = line
+            except httpx.HTTPError as exc:
+                last = f"transport error: {exc!r}"
+            endings.append(last)
+
+        threads = [threading.Thread(target=read_stream) for _ in range(STREAMS)]
+        for t in threads:
+            t.start()
+        opened.wait()
+        server.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(60)
+        server.wait(30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        log.close()
+    assert len(endings) == STREAMS
+    errors = [json.loads(last[6:])["error"] for last in endings if last.startswith('data: {"error"')]
+    assert len(errors) == STREAMS, f"{STREAMS - len(errors)} of {STREAMS} streams cut silently: {endings[:2]}"
+    assert all(e["code"] == "server_shutting_down" and e["type"] == "server_error" for e in errors)
+    assert server.returncode == -signal.SIGTERM  # then it ends as SIGTERM would have ended it
