@@ -35,6 +35,10 @@ optional (the default yields the whole completion as one piece). Example:
 
 Attaching a prompter never changes the prompter: the module keeps a
 reference and only calls ``generate_prompt`` / ``get_response`` on it.
+
+Why this file is long: the call contract (prompt, share, call keywords and their
+checks) and the value types every module returns (Completion, ToolCall, StreamDelta) are one
+interface; splitting them would scatter what a module author must read.
 """
 
 from __future__ import annotations

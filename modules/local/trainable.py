@@ -36,6 +36,10 @@ One call, step by step (each step is a function of its own module, tested alone)
    Tool-call syntax in the answer (Qwen/Hermes ``<tool_call>{json}</tool_call>``,
    Mistral ``[TOOL_CALLS]``...) becomes OpenAI-style tool calls
    (:func:`~modules.local.tool_calls.parse_tool_calls`).
+
+Why this file is long: the module's lifecycle (load, bind the format, serve, stop)
+and its one request path are one state machine; tokenization, batching, streaming, trimming
+and tool-call parsing already live in their own files beside it.
 """
 
 from __future__ import annotations

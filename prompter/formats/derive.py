@@ -17,8 +17,8 @@ literals (``</think>``).  A conversation that does not meet them, or that is not
 *(system) user assistant user ... * with plain string contents, is rendered by
 the template.
 
-(Over 400 lines: :class:`Layout`'s three concatenation loops are the hot path of a bound
-prompter and stay beside the probing that makes them safe to use.)
+Why this file is long: :class:`Layout`'s three concatenation loops are the hot path of a bound
+prompter and stay beside the probing that makes them safe to use.
 """
 
 from __future__ import annotations

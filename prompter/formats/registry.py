@@ -19,7 +19,7 @@ A name is resolved, case-insensitively, as a family name, an alias or a known mo
 id, then by the first matching pattern over the model id (``Qwen/Qwen2.5-7B-Instruct``
 -> ``qwen2.5``).
 
-(Long because it is data: 40 families, their shared pieces and aliases, in one literal.)
+Why this file is long: it is data — 40 families, their shared pieces and aliases, in one literal.
 """
 
 from __future__ import annotations

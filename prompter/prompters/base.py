@@ -19,6 +19,10 @@ is defined.
 ...     allows_tools = allows_history = False
 >>> Shout("Repeat after me: ", system="").generate_prompt("hey")
 '\\nRepeat after me: hey!'
+
+Why this file is long: the declaration checks run at class definition and the
+call path they protect (input, history, tools, render) must be read together; the input
+boundary (``boundary.py``) and the fast path (``fastpath.py``) already live apart.
 """
 
 from __future__ import annotations

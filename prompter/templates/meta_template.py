@@ -27,6 +27,9 @@ How a PromptList is read:
 * Turns in ``begin``/``end`` sections, reserved roles (``SYSTEM``) and bare strings
   are written one by one, where they stand.
 * A role the meta template lacks is replaced by the turn's ``fallback_role``.
+
+Why this file is long: reading a PromptList into rounds is one algorithm over
+shared state (sections, round order, gen-mode cut), kept in one class so it reads top to bottom.
 """
 
 from __future__ import annotations
