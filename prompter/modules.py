@@ -27,10 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the names a type checker sees; nothing is imported at run time
-    from modules import *  # noqa: F403
+from typing import Any
 
 _OURS = Path(__file__).resolve().parent.parent / "modules"
 _PRIVATE = "prompter._modules"
