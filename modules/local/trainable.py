@@ -188,7 +188,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
                     from transformers import AutoModelForCausalLM
                 except ImportError as exc:  # pragma: no cover - depends on the install
                     raise ModuleConfigError(
-                        "TrainableModule needs the 'local' extra: pip install 'prompter[local]'"
+                        "TrainableModule needs the 'local' extra: pip install 'prompter-kit[local]'"
                     ) from exc
                 try:
                     model = AutoModelForCausalLM.from_pretrained(
@@ -269,10 +269,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
             from transformers import AutoTokenizer
 
             if not Path(b.path).is_dir():
-                raise ModuleConfigError(
-                    f"{b.path!r} is not a folder: TrainableModule loads local model folders only "
-                    "(local_files_only=True); download the model first, or build one with `prompter tiny-model`"
-                )
+                b.path = _from_hf_cache(b.path)
             try:
                 tokenizer = AutoTokenizer.from_pretrained(b.path, local_files_only=True)
             except (OSError, ValueError) as exc:
@@ -536,6 +533,27 @@ class TrainableModule(ModuleBase[LocalRequest]):
         self._load_tokenizer()
         syntax: tuple[str, str | None] | None = self._backend.vocab.tool_syntax
         return syntax
+
+
+def _from_hf_cache(name: str) -> str:
+    """The local snapshot folder of a Hugging Face model id (``Qwen/Qwen2.5-0.5B-Instruct``), as LazyLLM's
+    ``TrainableModule(name)`` takes it; never downloads (``local_files_only``)."""
+    remedy = (
+        "TrainableModule loads local model folders and models already in the local Hugging Face cache, and never "
+        f"downloads: download it first (`huggingface-cli download {name}`), give its folder, or build one with "
+        "`prompter tiny-model`"
+    )
+    if not name or name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise ModuleConfigError(f"{name!r} is not a folder; {remedy}")
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+    except ImportError as exc:  # pragma: no cover - huggingface_hub comes with transformers
+        raise ModuleConfigError(f"{name!r} is not a folder; {remedy}") from exc
+    try:
+        return str(snapshot_download(repo_id=name, local_files_only=True))
+    except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError) as exc:
+        raise ModuleConfigError(f"{name!r} is not a folder nor in the local Hugging Face cache; {remedy}") from exc
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
