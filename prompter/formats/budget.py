@@ -12,7 +12,7 @@ references for ``str()``.  The limits, per render:
 - :data:`MAX_ITEMS` (1,000,000): any one list, tuple, dict or range built;
 - :data:`MAX_ALLOC_BYTES` (192 MiB): all large values built, added up, so values kept
   alive in namespaces or macro frames cannot add up past the memory bar;
-- :data:`MAX_WORK` (20,000,000 element comparisons): one sort, ``in``, ``==``, ``max``;
+- :data:`MAX_WORK` (5,000,000 element comparisons): one sort, ``in``, ``==``, ``max``;
 - the deadline (``time_budget``), checked on every call, loop step and output chunk.
 
 Outside a render (jinja folds constant filters at compile time) the same limits apply
@@ -61,9 +61,9 @@ MAX_ALLOC_BYTES = 192 << 20
 Freed values still count: this is what makes the bar on peak memory hold whatever the
 template keeps alive, without measuring memory."""
 
-MAX_WORK = 20_000_000
+MAX_WORK = 5_000_000
 """The most element comparisons (a string counts one per 32 characters) one sort, ``in``,
-``==``, ``max``/``min`` or ``unique`` may do; about a quarter of a second."""
+``==``, ``max``/``min`` or ``unique`` may do; well under a second even through a key function."""
 
 _SMALL = 4096
 """Values shorter than this are neither accounted nor checked (the cheap common case)."""

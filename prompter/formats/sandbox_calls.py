@@ -138,6 +138,12 @@ def _fromkeys(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs:
     return method(*args, **kwargs)
 
 
+def _loop_changed(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # ``loop.changed(x)`` compares x with the previous one in C: size that comparison first
+    check_work(sum(weight(a) for a in args), "compares with loop.changed")
+    return method(*args, **kwargs)
+
+
 _Handler = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 _TEXT_METHODS: dict[str, _Handler] = {
@@ -169,6 +175,8 @@ def bounded_method_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         handler = _seq_search
     elif name == "fromkeys":
         handler = _fromkeys
+    elif name == "changed" and type(owner).__name__ == "LoopContext":
+        handler = _loop_changed
     if handler is None:
         return False, None
     return True, handler(obj, owner, args, kwargs)

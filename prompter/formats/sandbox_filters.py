@@ -85,11 +85,13 @@ def _wrap(name: str, func: Callable[..., Any], before: Callable[..., None] | Non
             value = args[at]
             if stringifies:
                 printable(value)
-                if name in _SLOW_TEXT and isinstance(value, str) and len(value) > SLOW_TEXT_CHARS:
-                    raise TemplateError(
-                        f"chat template applies `{name}` to {len(value):,} characters; "
-                        f"that filter takes at most {SLOW_TEXT_CHARS:,}"
-                    )
+                if name in _SLOW_TEXT:
+                    size = len(value) if isinstance(value, str) else str_bound(value)
+                    if size > SLOW_TEXT_CHARS:
+                        raise TemplateError(
+                            f"chat template applies `{name}` to {size:,} characters; "
+                            f"that filter takes at most {SLOW_TEXT_CHARS:,}"
+                        )
             if before is not None:
                 replaced = before(*args[at:], **kwargs)
                 if replaced is not None:  # the predictor materialised the input: use that
@@ -162,6 +164,13 @@ def _wordwrap(s: Any, width: Any = 79, break_long_words: bool = True, wrapstring
     check_str(len(text) + (len(text) + 1) * extra, "wraps text")
 
 
+def _escape(value: Any) -> None:
+    if isinstance(value, str) and len(value) >= 4096:
+        # ``<`` becomes ``&lt;``, ``"`` becomes ``&#34;``: up to five times the input
+        grows = 3 * (value.count("<") + value.count(">")) + 4 * (value.count("&") + value.count("'") + value.count('"'))
+        check_str(len(value) + grows, "escapes text")
+
+
 def _center(value: Any, width: Any = 80) -> None:
     check_str(width if isinstance(width, int) else 0, "asked `center` for a width")
 
@@ -225,6 +234,9 @@ _PREDICTORS: dict[str, Callable[..., Any]] = {
     "indent": _indent,
     "wordwrap": _wordwrap,
     "center": _center,
+    "e": _escape,
+    "escape": _escape,
+    "forceescape": _escape,
     "format": _format,
     "batch": _batch,
     "slice": _slice,

@@ -92,6 +92,8 @@ SIZE_BOMBS: dict[str, str] = {
         "{% set ns = namespace(x=['x' * 1000]) %}{% for i in range(40) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}"
         "{{ ns.x|length }}{{ ns.x }}"
     ),
+    "escape-amplification": "{{ ('\"' * 19000000)|e|length }}",
+    "urlencode-of-dict-with-big-value": "{{ {'a': 'x' * 19000000}|urlencode|length }}",
     "raise-exception-huge-message": "{{ raise_exception(['x' * 1000000] * 1000) }}",
     "xmlattr-of-repeated": "{{ {'a': ['x' * 1000000] * 1000}|xmlattr|length }}",
     # -- live memory kept across iterations ------------------------------------------------------
@@ -112,6 +114,7 @@ TIME_BOMBS: dict[str, str] = {
     "max-of-twins": _TWIN + "{{ ([a, b] * 99999)|max|length }}",
     "unique-of-twins": _TWIN + "{{ ([a, b] * 99999)|unique|list|length }}",
     "list-count-of-twins": _TWIN + "{{ ([b] * 999999).count(a) }}",
+    "loop-changed-twins": _TWIN + "{% for x in [[a] * 999999, [b] * 999999] %}{{ loop.changed(x) }}{% endfor %}",
     "select-equalto-twins": _TWIN + "{{ ([b] * 999999)|select('equalto', a)|list|length }}",
     "nested-loops": "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
     "recursive-macro": "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
@@ -128,3 +131,95 @@ TIME_BOMBS: dict[str, str] = {
 """Bombs only the clock can stop (each step is small; there are many)."""
 
 ALL_BOMBS: dict[str, str] = {**SIZE_BOMBS, **TIME_BOMBS}
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+import tracemalloc  # noqa: E402
+
+import pytest  # noqa: E402
+
+from prompter.errors import PromptError, TemplateError, TemplateTimeoutError  # noqa: E402
+from prompter.formats.model_format import ModelFormat  # noqa: E402
+from prompter.formats.sandbox import compile_template, render_template  # noqa: E402
+
+USER = [{"role": "user", "content": "hi"}]
+
+_GENEROUS = 20.0
+"""A budget no size bomb gets near: what stops these must be a size check, not the clock."""
+
+
+@pytest.mark.parametrize("source", SIZE_BOMBS.values(), ids=SIZE_BOMBS.keys())
+def test_amplifying_builtin_is_refused_by_its_size_check_before_the_clock(source: str) -> None:
+    with pytest.raises(TemplateError) as caught:
+        render_template(compile_template(source), {"messages": USER}, time_budget=_GENEROUS)
+    assert not isinstance(caught.value, TemplateTimeoutError), caught.value
+
+
+@pytest.mark.parametrize("source", TIME_BOMBS.values(), ids=TIME_BOMBS.keys())
+def test_long_running_builtin_is_stopped_within_a_tiny_budget(source: str) -> None:
+    fmt = ModelFormat(chat_template=source, time_budget=0.05)
+    with pytest.raises(PromptError):
+        fmt.render(USER)
+
+
+_MEMORY_HOGS = [
+    "format-keyword-width",
+    "format-map-width",
+    "replace-amplification",
+    "join-of-repeated-big-string",
+    "str-of-repeated-list",
+    "namespace-hoarding",
+    "macro-frame-hoarding",
+    "upper-of-many",
+]
+
+
+@pytest.mark.parametrize("name", _MEMORY_HOGS)
+def test_bomb_never_holds_more_than_512_mb(name: str) -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(PromptError):
+            render_template(compile_template(ALL_BOMBS[name]), {"messages": USER}, time_budget=_GENEROUS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 512 << 20, f"{name}: {peak / 2**20:.0f} MB"
+
+
+NESTING = {
+    "parentheses": "{{" + "(" * 3000 + "1" + ")" * 3000 + "}}",
+    "if-blocks": "{% if 1 %}" * 2000 + "{% endif %}" * 2000,
+    "filter-chain": "{{ x" + "|e" * 5000 + " }}",
+}
+
+
+@pytest.mark.parametrize("source", NESTING.values(), ids=NESTING.keys())
+def test_template_nested_too_deeply_to_compile_is_a_template_error_not_a_recursion_error(source: str) -> None:
+    with pytest.raises(TemplateError, match="nested"):
+        compile_template(source)
+
+
+UNTYPED = {
+    "security-error": "{{ ''.__class__ }}{{ cycler.__init__.__globals__ }}{{ (1).__class__.__subclasses__() }}",
+    "overflow-error": "{{ range(10 ** 18)|length }}",
+    "recursion-error": "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
+    "value-error-int-digits": "{{ (10 ** 4000) ~ '' }}{{ '9' * 5000|int }}",
+    "deep-structure-printed": (
+        "{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}"
+    ),
+    "deep-structure-json": (
+        "{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+        "{{ ns.x|tojson }}"
+    ),
+    "deep-structure-compared": (
+        "{% set ns = namespace(x=1, y=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% set ns.y = [ns.y] %}"
+        "{% endfor %}{{ ns.x == ns.y }}"
+    ),
+}
+
+
+@pytest.mark.parametrize("source", UNTYPED.values(), ids=UNTYPED.keys())
+def test_python_error_inside_a_template_comes_out_as_a_template_error(source: str) -> None:
+    with pytest.raises(TemplateError):
+        render_template(compile_template(source), {"messages": USER}, time_budget=_GENEROUS)
