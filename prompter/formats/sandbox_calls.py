@@ -179,6 +179,8 @@ def bounded_method_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         handler = _loop_changed
     if handler is None:
         return False, None
+    # jinja's Context.call drops the loop and block variables it threads through calls; so do we
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
     return True, handler(obj, owner, args, kwargs)
 
 
