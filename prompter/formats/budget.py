@@ -125,16 +125,18 @@ def _account(nbytes: int) -> None:
         )
 
 
-def check_result(value: Any) -> Any:
-    """Check a value a builtin just built (size caps, memory account); return it unchanged."""
+def check_result(value: Any, *, new: bool = True) -> Any:
+    """Check a value a builtin just built (size caps, and the memory account when ``new``)."""
     if isinstance(value, (str, bytes)):
         if len(value) >= _SMALL:
             check_str(len(value), "built a string")
-            _account(sys.getsizeof(value))
+            if new:
+                _account(sys.getsizeof(value))
     elif isinstance(value, (list, tuple, dict, set, frozenset)):
         if len(value) >= _SMALL:
             check_items(len(value), "built a container")
-            _account(len(value) * _ITEM_BYTES)
+            if new:
+                _account(len(value) * _ITEM_BYTES)
     return value
 
 

@@ -163,7 +163,7 @@ def _environment() -> Any:
         def __setitem__(self, name: str, value: Any) -> None:
             _Namespace._check_name(name)
             check_time()
-            check_result(value)
+            check_result(value, new=False)  # built (and accounted) by whatever computed it
             jinja2.utils.Namespace.__setitem__(self, name, value)
 
         @staticmethod
