@@ -191,6 +191,13 @@ def _environment() -> Any:
             node.nodes = [jinja2.nodes.Filter(n, "_prompter_printable", [], [], None, None) for n in node.nodes]
             return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
 
+        def visit_Getitem(self, node: Any) -> Any:
+            # ``s[::-1]`` copies: the only way a template makes a slice, so the only one to size
+            node = self.generic_visit(node)
+            if isinstance(node.arg, jinja2.nodes.Slice):
+                return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
+            return node
+
         def visit_Compare(self, node: Any) -> Any:
             # ``a in b`` / ``a == b`` on big structures run in C for minutes: size them first
             node = self.generic_visit(node)
@@ -227,10 +234,6 @@ def _environment() -> Any:
                 return left + right  # the common one: small string building
             _check_binop(operator, left, right)
             return check_result(self.binop_table[operator](left, right))
-
-        def getitem(self, obj: Any, argument: Any) -> Any:
-            result = super().getitem(obj, argument)
-            return check_result(result) if isinstance(argument, slice) else result
 
         def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
             wrapped = super().wrap_str_format(value)

@@ -21,14 +21,16 @@ comparison operators go through :func:`compare`, which bounds their work the sam
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import operator
+import time
 from collections.abc import Callable, Iterator, Mapping
+from types import GeneratorType
 from typing import Any
 
 from prompter.errors import TemplateError
 from prompter.formats.budget import (
+    BUDGET,
     MAX_WORK,
     bounded_list,
     check_items,
@@ -61,11 +63,12 @@ _STRINGIFYING = frozenset(
 _SLOW_TEXT = frozenset({"title", "urlize", "wordcount", "striptags", "urlencode", "wordwrap"})
 _ORDERING = frozenset({"sort", "dictsort", "unique", "groupby", "min", "max"})
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 def printable(value: Any) -> Any:
     """Refuse a value whose ``str()`` would be over the cap (a list of shared big strings)."""
-    if type(value) is not str and not isinstance(value, (int, float)):
+    if type(value) is not str and type(value) not in _SCALAR_TYPES:
         check_str(str_bound(value), "prints a value")
     return value
 
@@ -80,7 +83,9 @@ def _wrap(name: str, func: Callable[..., Any], before: Callable[..., None] | Non
 
     @functools.wraps(func)
     def budgeted(*args: Any, **kwargs: Any) -> Any:
-        check_time()
+        budget = BUDGET.get()
+        if budget is not None and time.monotonic() > budget.deadline:
+            check_time()
         if len(args) > at:
             value = args[at]
             if stringifies:
@@ -97,7 +102,9 @@ def _wrap(name: str, func: Callable[..., Any], before: Callable[..., None] | Non
                 if replaced is not None:  # the predictor materialised the input: use that
                     args = (*args[:at], replaced, *args[at + 1 :])
         result = func(*args, **kwargs)
-        if inspect.isgenerator(result):
+        if type(result) is str and len(result) < 4096:
+            return result  # the common case, kept cheap
+        if isinstance(result, GeneratorType):
             return guarded_iter(result)
         return check_result(result)
 
@@ -305,7 +312,7 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _compare_one(op: str, a: Any, b: Any) -> Any:
-    if type(a) in _SCALARS and type(b) in _SCALARS:
+    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
         return _OPS[op](a, b)
     if op in ("in", "notin"):
         if isinstance(b, (list, tuple)) and len(b) > 64:
@@ -315,8 +322,11 @@ def _compare_one(op: str, a: Any, b: Any) -> Any:
     return _OPS[op](a, b)
 
 
-def compare(left: Any, *chain: Any) -> Any:
-    """``left op1 right1 op2 right2 ...`` with each comparison's work bounded first."""
+def compare(left: Any, op: str, right: Any, *chain: Any) -> Any:
+    """``left op right op2 right2 ...`` with each comparison's work bounded first."""
+    if not chain and type(left) in _SCALAR_TYPES and type(right) in _SCALAR_TYPES:
+        return _OPS[op](left, right)  # the common case, kept cheap: ``message.role == 'user'``
+    chain = (op, right, *chain)
     for n in range(0, len(chain), 2):
         op, right = chain[n], chain[n + 1]
         result = _compare_one(op, left, right)
