@@ -144,6 +144,8 @@ def _loop_changed(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwa
     return method(*args, **kwargs)
 
 
+_STATIC_MAKETRANS = (str.maketrans, bytes.maketrans, bytearray.maketrans)
+
 _Handler = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 _TEXT_METHODS: dict[str, _Handler] = {
@@ -169,6 +171,8 @@ def bounded_method_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     handler: _Handler | None = None
     if isinstance(owner, (str, bytes)) or owner in (str, bytes):
         handler = _TEXT_METHODS.get(name)
+    elif obj in _STATIC_MAKETRANS:  # ``''.maketrans`` is a static method: no __self__ to go by
+        handler = _maketrans
     elif isinstance(owner, int) and name == "to_bytes":
         handler = _to_bytes
     elif isinstance(owner, (list, tuple)) and name in ("count", "index"):
