@@ -37,6 +37,7 @@ __all__ = [
     "MAX_ITEMS",
     "MAX_WORK",
     "Budget",
+    "bounded_concat",
     "bounded_list",
     "check_items",
     "check_result",
@@ -164,6 +165,27 @@ def bounded_list(value: Iterable[Any], what: str) -> list[Any]:
         if len(out) > MAX_ITEMS:
             check_items(len(out), what)
     return check_result(out)  # type: ignore[no-any-return]
+
+
+def bounded_concat(chunks: Iterable[str]) -> str:
+    """``"".join(chunks)`` for a block's output (``{% set %}``, a macro, ``{% filter %}``), sized first.
+
+    The chunks are references to strings already built, so a loop printing one big
+    string a thousand times costs nothing until this join would copy it a thousand times.
+    """
+    if not isinstance(chunks, list):
+        parts: list[str] = []
+        total = 0
+        limit = max_chars()
+        for chunk in guarded_iter(chunks):
+            parts.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                check_str(total, "builds a block of output")
+        chunks = parts
+    else:
+        check_str(sum(map(len, chunks)), "builds a block of output")
+    return check_result("".join(chunks))  # type: ignore[no-any-return]
 
 
 # -- predicting sizes without building anything ------------------------------------------------

@@ -36,6 +36,7 @@ from prompter.formats.budget import (
     BUDGET,
     DEFAULT_MAX_OUTPUT_CHARS,
     Budget,
+    bounded_concat,
     bounded_list,
     check_items,
     check_result,
@@ -216,6 +217,7 @@ def _environment() -> Any:
         """The immutable sandbox with the budget on calls, operators, items and formatting."""
 
         intercepted_binops = frozenset({"*", "**", "+", "%", "//"})
+        concat = staticmethod(bounded_concat)  # joins the output of blocks, macros and filter blocks
 
         def _parse(self, source: str, name: str | None, filename: str | None) -> Any:
             return _Guard().visit(super()._parse(source, name, filename))

@@ -99,6 +99,16 @@ SIZE_BOMBS: dict[str, str] = {
     ),
     "escape-amplification": "{{ ('\"' * 19000000)|e|length }}",
     "urlencode-of-dict-with-big-value": "{{ {'a': 'x' * 19000000}|urlencode|length }}",
+    "set-block-of-repeated-output": (
+        "{% set s = 'x' * 19000000 %}{% set x %}{% for i in range(1000) %}{{ s }}{% endfor %}{% endset %}{{ x|length }}"
+    ),
+    "macro-of-repeated-output": (
+        "{% set s = 'x' * 19000000 %}{% macro m() %}{% for i in range(1000) %}{{ s }}{% endfor %}{% endmacro %}"
+        "{{ m()|length }}"
+    ),
+    "filter-block-of-repeated-output": (
+        "{% set s = 'x' * 19000000 %}{% filter length %}{% for i in range(1000) %}{{ s }}{% endfor %}{% endfilter %}"
+    ),
     "raise-exception-huge-message": "{{ raise_exception(['x' * 1000000] * 1000) }}",
     "xmlattr-of-repeated": "{{ {'a': ['x' * 1000000] * 1000}|xmlattr|length }}",
     # -- live memory kept across iterations ------------------------------------------------------
@@ -159,6 +169,7 @@ def test_amplifying_builtin_is_refused_by_its_size_check_before_the_clock(source
     with pytest.raises(TemplateError) as caught:
         render_template(compile_template(source), {"messages": USER}, time_budget=_GENEROUS)
     assert not isinstance(caught.value, TemplateTimeoutError), caught.value
+    assert "out of memory" not in str(caught.value)  # refused before allocating, not after failing to
 
 
 @pytest.mark.parametrize("source", TIME_BOMBS.values(), ids=TIME_BOMBS.keys())
