@@ -24,7 +24,7 @@ import functools
 import json
 import operator
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import GeneratorType
 from typing import Any
 
@@ -356,7 +356,3 @@ def install(filters: dict[str, Any], tests: dict[str, Any]) -> None:
         filters[name] = _wrap(name, func, _PREDICTORS.get(name))
     for name, op in _TEST_OPS.items():
         tests[name] = _test(op)
-
-
-def as_iterator(value: Any) -> Iterator[Any]:  # pragma: no cover - kept for symmetry with filters
-    return guarded_iter(value)
