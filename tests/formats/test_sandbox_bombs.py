@@ -9,6 +9,14 @@ can see, inside one builtin call.
 
 from __future__ import annotations
 
+import tracemalloc
+
+import pytest
+
+from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
+from prompter.formats.model_format import ModelFormat
+from prompter.formats.sandbox import compile_template, render_template
+
 # The big distinct-but-equal strings the comparison rows lean on: two 1M-char strings
 # that differ only in their last character, so every comparison walks them whole.
 _TWIN = "{% set a = 'x' * 999999 ~ 'a' %}{% set b = 'x' * 999999 ~ 'b' %}"
@@ -149,14 +157,6 @@ ALL_BOMBS: dict[str, str] = {**SIZE_BOMBS, **TIME_BOMBS}
 
 
 # -- the tests -----------------------------------------------------------------------------------
-
-import tracemalloc  # noqa: E402
-
-import pytest  # noqa: E402
-
-from prompter.errors import PromptError, TemplateError, TemplateTimeoutError  # noqa: E402
-from prompter.formats.model_format import ModelFormat  # noqa: E402
-from prompter.formats.sandbox import compile_template, render_template  # noqa: E402
 
 USER = [{"role": "user", "content": "hi"}]
 
