@@ -1,4 +1,4 @@
-"""Running a model's jinja chat template: the sandbox, the compile cache, the time budget.
+"""Running a model's jinja chat template: the sandbox, the compile cache, the budget.
 
 The environment is configured the way ``transformers`` configures it, so a template
 renders here exactly as ``tokenizer.apply_chat_template(..., tokenize=False)``
@@ -9,28 +9,43 @@ globals ``raise_exception``, ``strftime_now``, ``dict`` and an underscore-proof
 ``namespace``.
 
 On top of that sandbox (which already refuses ``__class__``, ``__globals__`` and
-friends), a template runs under a budget: a wall-clock deadline, checked on every
-call, every loop iteration and every output chunk, and a cap on the size of what
-it builds.  A hostile template (``{% for i in range(10**9) %}``, nested loops,
-string doubling) is stopped with :class:`~prompter.errors.TemplateTimeoutError`
-or :class:`~prompter.errors.TemplateError` instead of hanging the process.
+friends), a template runs under a budget (:mod:`prompter.formats.budget`): a
+wall-clock deadline, checked on every call, loop step and output chunk, and size caps
+that every amplifying builtin is held to *before* it allocates: operators
+(``*``, ``**``, ``%``, ``+``, ``~``), comparisons, methods of ``str`` and friends
+(:mod:`prompter.formats.sandbox_calls`), every filter and test
+(:mod:`prompter.formats.sandbox_filters`), the globals, and the ``str()`` of every
+printed value.  A hostile template is stopped with
+:class:`~prompter.errors.TemplateTimeoutError` or :class:`~prompter.errors.TemplateError`;
+nothing else comes out of a render.
 
 jinja2 is imported on the first compile, not when prompter is imported.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
+from prompter.formats.budget import (
+    BUDGET,
+    DEFAULT_MAX_OUTPUT_CHARS,
+    Budget,
+    bounded_concat,
+    bounded_list,
+    check_items,
+    check_result,
+    check_str,
+    check_time,
+    guarded_iter,
+)
+from prompter.formats.sandbox_calls import BoundedFormatterMixin, bounded_method_call, check_percent
+from prompter.formats.sandbox_filters import compare, install, printable, tojson
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -44,71 +59,19 @@ __all__ = [
 DEFAULT_TIME_BUDGET = 1.0
 """Seconds a template may run before :class:`TemplateTimeoutError` (per render)."""
 
-DEFAULT_MAX_OUTPUT_CHARS = 20_000_000
-"""The most characters a template may produce, or build into one string."""
-
 _MAX_INT_BITS = 4096
-_HUGE_WIDTH = re.compile(r"\d{7,}")
-_SIZE_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "format", "join"})
+"""The widest integer ``*`` and ``**`` may build (``10 ** 10 ** 8`` would take minutes)."""
 
+LIPSUM_WORDS = 100_000
+"""The most words ``lipsum(n, html, min, max)`` may be asked for (``n * max``)."""
 
-@dataclass
-class _Budget:
-    deadline: float
-    max_chars: int
-    ticks: int = 0
-
-
-_BUDGET: ContextVar[_Budget | None] = ContextVar("prompter_template_budget", default=None)
-
-
-def _check_time() -> None:
-    budget = _BUDGET.get()
-    if budget is not None and time.monotonic() > budget.deadline:
-        raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
-
-
-_SOFT_LIMIT = 65_536
-"""Values shorter than this are not checked against the budget (the output cap still applies)."""
-
-
-def _check_size(value: Any) -> Any:
-    if not isinstance(value, (str, list, tuple)) or len(value) <= _SOFT_LIMIT:
-        return value
-    budget = _BUDGET.get()
-    if budget is not None and len(value) > budget.max_chars:
-        raise TemplateError(f"chat template built a value of {len(value)} items, over the cap of {budget.max_chars}")
-    return value
-
-
-_MAX_WIDTH = 1024
-"""The widest indent a template may ask of ``tojson`` or ``indent``."""
-
-
-def _check_format(template: str, args: tuple[Any, ...]) -> None:
-    """``'%*d' % (10**9, 1)`` and ``'%999999999d' % 1`` would allocate gigabytes before any check."""
-    if _HUGE_WIDTH.search(template):
-        raise TemplateError("chat template format string asks for a huge width")
-    limit = _current_max_chars()
-    if any(isinstance(a, int) and not isinstance(a, bool) and a > limit for a in args):
-        raise TemplateError("chat template formats with a huge width")
-
-
-def tojson(
-    x: Any,
-    ensure_ascii: bool = False,
-    indent: int | None = None,
-    separators: tuple[str, str] | None = None,
-    sort_keys: bool = False,
-) -> str:
-    """The ``tojson`` filter of transformers: ``json.dumps`` without HTML escaping."""
-    if (isinstance(indent, int) and indent > _MAX_WIDTH) or (isinstance(indent, str) and len(indent) > _MAX_WIDTH):
-        raise TemplateError(f"chat template asked tojson for an indent of {indent!r}")
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+_MESSAGE_CHARS = 2000
+"""How much of a ``raise_exception`` message the :class:`TemplateError` carries."""
 
 
 def _raise_exception(message: Any) -> None:
-    raise _TemplateRaised(str(message))
+    printable(message)
+    raise _TemplateRaised(str(message)[:_MESSAGE_CHARS])
 
 
 class _TemplateRaised(Exception):
@@ -116,6 +79,9 @@ class _TemplateRaised(Exception):
 
 
 def _strftime_now(format: str) -> str:
+    printable(format)
+    # a directive (2 chars) expands to at most ~30 (``%c`` in a long locale)
+    check_str(len(str(format)) * 16, "asked strftime_now for a long date")
     return datetime.now().strftime(format)
 
 
@@ -123,23 +89,40 @@ class _TemplateDict:
     """``dict`` as templates see it: a constructor without attribute access to the type."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return _check_size(dict(*args, **kwargs))  # type: ignore[no-any-return]
+        if args and not isinstance(args[0], Mapping):
+            args = (bounded_list(args[0], "builds a dict"), *args[1:])
+        return check_result(dict(*args, **kwargs))  # type: ignore[no-any-return]
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return dict.fromkeys(*args, **kwargs)
+        if args:
+            args = (bounded_list(args[0], "builds a dict"), *args[1:])
+        return check_result(dict.fromkeys(*args, **kwargs))  # type: ignore[no-any-return]
 
 
-def _guarded_iter(value: Any) -> Iterator[Any]:
-    """Wraps every ``{% for %}`` iterable: the deadline is checked as the loop runs."""
-    budget = _BUDGET.get()
-    if budget is None:
-        yield from value
-        return
-    deadline = budget.deadline
-    for n, item in enumerate(value):
-        if not n & 255 and time.monotonic() > deadline:
-            raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
-        yield item
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Size what ``left <operator> right`` would build, before Python builds it."""
+    if operator == "**" and isinstance(left, int) and isinstance(right, int):
+        if abs(left) > 1 and right * max(abs(left).bit_length(), 1) > _MAX_INT_BITS:
+            raise TemplateError(f"chat template computes a huge power: {left} ** {right}")
+    elif operator == "*":
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes)) and isinstance(count, int):
+                check_str(len(seq) * count, "builds a string by repetition")
+            elif isinstance(seq, (list, tuple)) and isinstance(count, int):
+                check_items(len(seq) * count, "builds a sequence by repetition")
+        if isinstance(left, int) and isinstance(right, int):
+            if left.bit_length() + right.bit_length() > _MAX_INT_BITS:
+                raise TemplateError("chat template computes a huge number")
+    elif operator == "+":
+        if isinstance(left, (str, bytes)) and isinstance(right, (str, bytes)):
+            check_str(len(left) + len(right), "concatenates strings")
+        elif isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+            check_items(len(left) + len(right), "concatenates sequences")
+        elif isinstance(left, int) and isinstance(right, int):
+            if max(left.bit_length(), right.bit_length()) >= _MAX_INT_BITS:
+                raise TemplateError("chat template computes a huge number")
+    elif operator == "%" and isinstance(left, str):
+        check_percent(left, right)
 
 
 @lru_cache(maxsize=1)
@@ -150,8 +133,9 @@ def _environment() -> Any:
     import jinja2.nodes
     import jinja2.utils
     from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
     from jinja2.visitor import NodeTransformer
+    from markupsafe import Markup
 
     class _GenerationBlock(jinja2.ext.Extension):
         """``{% generation %}...{% endgeneration %}`` renders its body (transformers' assistant mask tag)."""
@@ -172,14 +156,15 @@ def _environment() -> Any:
         def __init__(*args: Any, **kwargs: Any) -> None:
             self, args = args[0], args[1:]
             attrs = dict(*args, **kwargs)
+            check_items(len(attrs), "builds a namespace")
             for name in attrs:
                 _Namespace._check_name(name)
             jinja2.utils.Namespace.__init__(self, attrs)
 
         def __setitem__(self, name: str, value: Any) -> None:
             _Namespace._check_name(name)
-            _check_time()
-            _check_size(value)
+            check_time()
+            check_result(value, new=False)  # built (and accounted) by whatever computed it
             jinja2.utils.Namespace.__setitem__(self, name, value)
 
         @staticmethod
@@ -187,8 +172,14 @@ def _environment() -> Any:
             if isinstance(name, str) and name.startswith("_"):
                 raise SecurityError(f"chat templates cannot store underscore-prefixed attributes, got {name!r}")
 
+    def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+        words = n * max if isinstance(n, int) and isinstance(max, int) else LIPSUM_WORDS + 1
+        if words > LIPSUM_WORDS:
+            raise TemplateError(f"chat template asked lipsum for {words:,} words, over {LIPSUM_WORDS:,}")
+        return str(jinja2.utils.generate_lorem_ipsum(n, html, min, max))
+
     class _Guard(NodeTransformer):
-        """Rewrites the parsed template: loops and ``~`` concatenations are budgeted."""
+        """Rewrites the parsed template so the budget sees what jinja does in one expression."""
 
         def visit_For(self, node: Any) -> Any:
             node = self.generic_visit(node)
@@ -196,86 +187,96 @@ def _environment() -> Any:
             return node
 
         def visit_Concat(self, node: Any) -> Any:
+            # ``a ~ b`` calls str() on each side: check that first, then the joined size
             node = self.generic_visit(node)
+            node.nodes = [jinja2.nodes.Filter(n, "_prompter_printable", [], [], None, None) for n in node.nodes]
             return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
 
+        def visit_Getitem(self, node: Any) -> Any:
+            # ``s[::-1]`` copies: the only way a template makes a slice, so the only one to size
+            node = self.generic_visit(node)
+            if isinstance(node.arg, jinja2.nodes.Slice):
+                return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
+            return node
+
+        def visit_Compare(self, node: Any) -> Any:
+            # ``a in b`` / ``a == b`` on big structures run in C for minutes: size them first
+            node = self.generic_visit(node)
+            args: list[Any] = []
+            for operand in node.ops:
+                args += [jinja2.nodes.Const(operand.op), operand.expr]
+            return jinja2.nodes.Filter(node.expr, "_prompter_compare", args, [], None, None).set_lineno(node.lineno)
+
+    class _BoundedFormatter(BoundedFormatterMixin, SandboxedFormatter):
+        """``str.format`` in the sandbox, each field sized before it is formatted."""
+
+    class _BoundedEscapeFormatter(BoundedFormatterMixin, SandboxedEscapeFormatter):
+        """``Markup.format`` in the sandbox, each field sized before it is formatted."""
+
     class BudgetedSandbox(ImmutableSandboxedEnvironment):
-        """The immutable sandbox with a deadline on calls and a size cap on operators."""
+        """The immutable sandbox with the budget on calls, operators, items and formatting."""
 
         intercepted_binops = frozenset({"*", "**", "+", "%", "//"})
+        concat = staticmethod(bounded_concat)  # joins the output of blocks, macros and filter blocks
 
         def _parse(self, source: str, name: str | None, filename: str | None) -> Any:
             return _Guard().visit(super()._parse(source, name, filename))
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-            _check_time()
-            target = getattr(__obj, "__wrapped__", __obj)
-            if isinstance(getattr(target, "__self__", None), str) and target.__name__ in _SIZE_METHODS:
-                for arg in args:
-                    if isinstance(arg, int) and arg > _current_max_chars():
-                        raise TemplateError(f"chat template asked for a string of {arg} characters")
-                if target.__name__ == "format" and _HUGE_WIDTH.search(target.__self__):
-                    raise TemplateError("chat template format string asks for a huge width")
-            return _check_size(super().call(__context, __obj, *args, **kwargs))
+            check_time()
+            if not __self.is_safe_callable(__obj):
+                raise SecurityError(f"{__obj!r} is not safely callable")
+            handled, result = bounded_method_call(__obj, args, kwargs)
+            if not handled:
+                result = __context.call(__obj, *args, **kwargs)
+            return check_result(result)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            if operator == "+":  # the common one: string building, checked cheaply
-                result = left + right
-                if type(result) is str and len(result) <= _SOFT_LIMIT:
-                    return result
-                return _check_size(result)
-            if operator == "**" and isinstance(left, int) and isinstance(right, int):
-                if abs(left) > 1 and right * max(abs(left).bit_length(), 1) > _MAX_INT_BITS:
-                    raise TemplateError(f"chat template computes a huge power: {left} ** {right}")
-            elif operator == "*":
-                for seq, count in ((left, right), (right, left)):
-                    if isinstance(seq, (str, list, tuple)) and isinstance(count, int):
-                        if len(seq) * count > _current_max_chars():
-                            raise TemplateError("chat template builds a huge sequence by repetition")
-                if isinstance(left, int) and isinstance(right, int):
-                    if left.bit_length() + right.bit_length() > _MAX_INT_BITS:
-                        raise TemplateError("chat template computes a huge number")
-            elif operator == "%" and isinstance(left, str):
-                _check_format(left, right if isinstance(right, tuple) else (right,))
-            return _check_size(self.binop_table[operator](left, right))
+            if operator == "+" and type(left) is str and type(right) is str and len(left) + len(right) < 4096:
+                return left + right  # the common one: small string building
+            _check_binop(operator, left, right)
+            return check_result(self.binop_table[operator](left, right))
 
-    def _safe_center(value: str, width: int = 80) -> str:
-        if width > _current_max_chars():
-            raise TemplateError(f"chat template asked for a string of {width} characters")
-        return value.center(width)
+        def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+            wrapped = super().wrap_str_format(value)
+            if wrapped is None:
+                return None
+            f_self = value.__self__
+            is_format_map = value.__name__ == "format_map"
 
-    def _safe_format(value: str, *args: Any, **kwargs: Any) -> str:
-        _check_format(str(value), (*args, *kwargs.values()))
-        return str(base_format(value, *args, **kwargs))
+            def bounded(*args: Any, **kwargs: Any) -> str:
+                formatter: Any
+                if isinstance(f_self, Markup):
+                    formatter = _BoundedEscapeFormatter(self, escape=f_self.escape)
+                else:
+                    formatter = _BoundedFormatter(self)
+                if is_format_map:
+                    if kwargs or len(args) != 1:
+                        raise TypeError("format_map() takes exactly one positional argument")
+                    return str(type(f_self)(formatter.vformat(f_self, (), args[0])))
+                return str(type(f_self)(formatter.vformat(f_self, args, kwargs)))
 
-    def _safe_indent(value: str, width: Any = 4, *args: Any, **kwargs: Any) -> str:
-        if (isinstance(width, int) and width > _MAX_WIDTH) or (isinstance(width, str) and len(width) > _MAX_WIDTH):
-            raise TemplateError(f"chat template asked for an indent of {width!r}")
-        return str(base_indent(value, width, *args, **kwargs))
+            bounded.__wrapped__ = value  # type: ignore[attr-defined]
+            bounded.__name__ = value.__name__
+            return bounded
 
     env = BudgetedSandbox(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
+        finalize=printable,
     )
-    base_format = env.filters["format"]
-    base_indent = env.filters["indent"]
-    env.filters["indent"] = _safe_indent
-    env.filters["tojson"] = tojson
-    env.filters["center"] = _safe_center
-    env.filters["format"] = _safe_format
-    env.filters["_prompter_guard_iter"] = _guarded_iter
-    env.filters["_prompter_check_size"] = _check_size
+    install(env.filters, env.tests)
+    env.filters["_prompter_guard_iter"] = guarded_iter
+    env.filters["_prompter_check_size"] = check_result
+    env.filters["_prompter_printable"] = printable
+    env.filters["_prompter_compare"] = compare
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
     env.globals["namespace"] = _Namespace
+    env.globals["lipsum"] = _lipsum
     return env
-
-
-def _current_max_chars() -> int:
-    budget = _BUDGET.get()
-    return budget.max_chars if budget is not None else DEFAULT_MAX_OUTPUT_CHARS
 
 
 @dataclass(frozen=True)
@@ -313,6 +314,12 @@ def compile_template(source: str) -> CompiledTemplate:
         template = env.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"chat template does not compile: line {exc.lineno}: {exc.message}") from exc
+    except PromptError:
+        raise
+    except (RecursionError, MemoryError) as exc:
+        raise TemplateError(f"chat template is too deeply nested or too big to compile: {type(exc).__name__}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever jinja's compiler trips on is the template's fault
+        raise TemplateError(f"chat template does not compile: {type(exc).__name__}: {exc}"[:500]) from None
     return CompiledTemplate(source, variables, template)
 
 
@@ -327,12 +334,12 @@ def render_template(
 
     Whatever goes wrong inside the template comes out as :class:`TemplateError`
     (the template's own ``raise_exception`` message, a sandbox violation, an
-    undefined value) or :class:`TemplateTimeoutError`.
+    undefined value, a size cap) or :class:`TemplateTimeoutError`.
     """
     import jinja2
 
-    budget = _Budget(time.monotonic() + time_budget, max_chars)
-    token = _BUDGET.set(budget)
+    budget = Budget(time.monotonic() + time_budget, max_chars)
+    token = BUDGET.set(budget)
     try:
         template = compiled.template
         ctx = template.new_context(dict(context))
@@ -352,14 +359,15 @@ def render_template(
     except _TemplateRaised as exc:
         raise TemplateError(f"chat template raised: {exc}") from None
     except jinja2.exceptions.SecurityError as exc:
-        raise TemplateError(f"chat template tried to leave its sandbox: {exc}") from None
+        raise TemplateError(f"chat template tried to leave its sandbox: {str(exc)[:500]}") from None
     except jinja2.TemplateError as exc:
-        raise TemplateError(f"chat template failed: {type(exc).__name__}: {exc}") from None
+        raise TemplateError(f"chat template failed: {type(exc).__name__}: {str(exc)[:500]}") from None
     except RecursionError:
         raise TemplateError("chat template recursed too deeply") from None
     except MemoryError:
         raise TemplateError("chat template ran out of memory") from None
-    except Exception as exc:
-        raise TemplateError(f"chat template failed: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - anything else a template does is the template's fault
+        raise TemplateError(f"chat template failed: {type(exc).__name__}: {str(exc)[:500]}") from None
     finally:
-        _BUDGET.reset(token)
+        BUDGET.reset(token)
+
