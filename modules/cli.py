@@ -126,10 +126,12 @@ def require_extra(extra: str) -> None:
 
 def _tiny_model(args: argparse.Namespace) -> int:
     require_extra("local")
+    from modules.local.tiny_model import build_tiny_model, check_target, family_spec
+
+    family_spec(args.family)  # a mistake stays one line: refused before any progress
+    check_target(Path(args.path), args.force)
     t0 = time.perf_counter()
     progress(f"building a tiny {args.family} model in {args.path} (random weights; a few seconds) ...")
-    from modules.local.tiny_model import build_tiny_model
-
     _quiet()
     path = build_tiny_model(args.path, family=args.family, seed=args.seed, force=args.force)
     progress(f"built in {time.perf_counter() - t0:.1f}s")

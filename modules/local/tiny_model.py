@@ -237,7 +237,7 @@ def build_tiny_model(
 
     out = Path(path)
     family_spec(family)  # an unknown family fails before the folder is made
-    _check_target(out, force)
+    check_target(out, force)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -262,7 +262,7 @@ def build_tiny_model(
     return out
 
 
-def _check_target(out: Path, force: bool) -> None:
+def check_target(out: Path, force: bool) -> None:
     """Refuse a file, or a non-empty folder that is not a tiny model of ours (unless *force*)."""
     if out.exists() and not out.is_dir():
         raise ModuleConfigError(f"{str(out)!r} is a file, not a folder: give a new or empty folder for the tiny model")

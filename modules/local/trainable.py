@@ -268,7 +268,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
         if b.tokenizer is None:
             from transformers import AutoTokenizer
 
-            if not Path(b.path).is_dir():
+            if not b.path or not Path(b.path).is_dir():
                 b.path = _from_hf_cache(b.path)
             try:
                 tokenizer = AutoTokenizer.from_pretrained(b.path, local_files_only=True)
