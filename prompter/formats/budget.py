@@ -80,6 +80,8 @@ class Budget:
     deadline: float
     max_chars: int
     allocated: int = 0
+    seconds: float = 0.0
+    """The whole time budget, for the error message."""
     memo: dict[int, tuple[Any, int]] = field(default_factory=dict)
 
 
@@ -91,10 +93,19 @@ def max_chars() -> int:
     return budget.max_chars if budget is not None else DEFAULT_MAX_OUTPUT_CHARS
 
 
+def timed_out(budget: Budget | None) -> TemplateTimeoutError:
+    """The error for a render past its deadline, naming the budget and the remedy."""
+    seconds = f" of {budget.seconds:g} s" if budget is not None and budget.seconds else ""
+    return TemplateTimeoutError(
+        f"chat template ran past its time budget{seconds}; is it looping over a huge range? "
+        "(a legitimately slow template can be given more with ModelFormat(time_budget=...))"
+    )
+
+
 def check_time() -> None:
     budget = BUDGET.get()
     if budget is not None and time.monotonic() > budget.deadline:
-        raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
+        raise timed_out(budget)
 
 
 def check_str(size: int, what: str) -> None:
@@ -150,7 +161,7 @@ def guarded_iter(value: Any) -> Iterator[Any]:
     deadline = budget.deadline
     for n, item in enumerate(value):
         if not n & 255 and time.monotonic() > deadline:
-            raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
+            raise timed_out(budget)
         yield item
 
 

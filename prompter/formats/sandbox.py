@@ -31,7 +31,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
+from prompter.errors import PromptError, TemplateError
 from prompter.formats.budget import (
     BUDGET,
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -43,6 +43,7 @@ from prompter.formats.budget import (
     check_str,
     check_time,
     guarded_iter,
+    timed_out,
 )
 from prompter.formats.sandbox_calls import BoundedFormatterMixin, bounded_method_call, check_percent
 from prompter.formats.sandbox_filters import compare, install, printable, tojson
@@ -338,7 +339,7 @@ def render_template(
     """
     import jinja2
 
-    budget = Budget(time.monotonic() + time_budget, max_chars)
+    budget = Budget(time.monotonic() + time_budget, max_chars, seconds=time_budget)
     token = BUDGET.set(budget)
     try:
         template = compiled.template
@@ -352,7 +353,7 @@ def render_template(
             if total > max_chars:
                 raise TemplateError(f"chat template output exceeds {max_chars} characters")
             if not n & 255 and time.monotonic() > deadline:
-                raise TemplateTimeoutError("chat template ran past its time budget; is it looping over a huge range?")
+                raise timed_out(budget)
         return "".join(chunks)
     except PromptError:
         raise

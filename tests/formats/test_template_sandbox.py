@@ -6,8 +6,6 @@ reach Python internals (SSTI), hang the process (jinja bombs), or exhaust memory
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
@@ -102,11 +100,10 @@ def test_jinja_bomb_is_stopped_quickly_with_a_prompt_error(payload: str) -> None
         fmt.render(USER)
 
 
-def test_jinja_bomb_is_stopped_within_two_seconds_with_the_default_budget() -> None:
-    start = time.monotonic()
+def test_jinja_bomb_is_stopped_with_the_default_budget() -> None:
+    # how fast: benchmarks/bench_sandbox_bombs.py (speed is measured there, never asserted in a test)
     with pytest.raises(PromptError):
         ModelFormat.from_chat_template(BOMBS["nested-ranges-output"]).render(USER)
-    assert time.monotonic() - start < 4  # the bar is 2 s (about 1.3 s here); loose for loaded CI boxes
 
 
 def test_time_budget_is_configurable() -> None:
@@ -116,10 +113,8 @@ def test_time_budget_is_configurable() -> None:
     import dataclasses
 
     quick = dataclasses.replace(fmt, time_budget=0.05)
-    start = time.monotonic()
-    with pytest.raises(TemplateTimeoutError):
+    with pytest.raises(TemplateTimeoutError, match="0.05"):
         quick.render(USER)
-    assert time.monotonic() - start < 1
 
 
 def test_timeout_is_a_template_error_and_a_value_error() -> None:

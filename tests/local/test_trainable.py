@@ -231,16 +231,13 @@ def test_share_reuses_the_loaded_model_with_another_prompter(started_module: Tra
 
 
 def test_closing_a_stream_early_stops_generation(started_module: TrainableModule) -> None:  # noqa: F811
-    import time
 
     stream = started_module.stream("Tell me a long story", max_new_tokens=1500)
     next(iter(stream))
-    t0 = time.perf_counter()
     stream.close()
     # The lock frees as soon as generation notices the flag; a full run would take seconds.
     assert started_module._backend.lock.acquire(timeout=2.0)
     started_module._backend.lock.release()
-    assert time.perf_counter() - t0 < 2.0
 
 
 # -- batching ------------------------------------------------------------------------------------------

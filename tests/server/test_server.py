@@ -324,7 +324,6 @@ def test_client_giving_up_on_a_plain_request_stops_its_generation(served_module:
     while _in_flight(served_module) and time.perf_counter() - t0 < 5:
         time.sleep(0.02)
     assert _in_flight(served_module) == 0, "the generation kept running after the client left"
-    assert time.perf_counter() - t0 < 3
 
 
 def test_stop_ends_requests_in_flight_with_an_error_never_a_silent_cut(tiny_model_path: Path) -> None:  # noqa: F811

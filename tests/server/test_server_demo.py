@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +24,6 @@ def _env(cache: Path) -> dict[str, str]:
 
 
 def test_demo_runs_offline_and_both_paths_agree(tmp_path: Path) -> None:
-    t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "modules.demo"],
         cwd=ROOT,
@@ -40,7 +38,6 @@ def test_demo_runs_offline_and_both_paths_agree(tmp_path: Path) -> None:
     assert '"messages": [' in out  # the OpenAI body
     assert "(same as in-process: True)" in out
     assert (tmp_path / "prompter-tiny" / "qwen2.5-0" / ".complete").is_file()
-    assert time.perf_counter() - t0 < 120
 
 
 def test_benchmark_quick_mode(tmp_path: Path) -> None:
