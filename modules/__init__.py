@@ -22,6 +22,7 @@ from modules.errors import (
     ConflictError,
     ContextLengthError,
     InternalServerError,
+    MissingExtraError,
     ModelNotStartedError,
     ModuleConfigError,
     ModuleError,
@@ -55,6 +56,7 @@ __all__ = [
     "ConflictError",
     "ContextLengthError",
     "InternalServerError",
+    "MissingExtraError",
     "ModelNotStartedError",
     "ModuleBase",
     "ModuleConfigError",
@@ -75,6 +77,7 @@ __all__ = [
 ]
 
 _LAZY = {"OnlineChatModule": "modules.online.module", "TrainableModule": "modules.local.trainable"}
+_EXTRA_OF = {"requests": "online", "torch": "local", "transformers": "local", "tokenizers": "local"}
 
 
 def __getattr__(name: str) -> Any:
@@ -82,7 +85,16 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        try:
+            module = importlib.import_module(_LAZY[name])
+        except ModuleNotFoundError as exc:
+            extra = _EXTRA_OF.get((exc.name or "").partition(".")[0])
+            if extra is None:
+                raise
+            raise MissingExtraError(
+                f"{name} needs the {extra!r} extra ({exc.name} is not installed): pip install 'prompter-kit[{extra}]'"
+            ) from exc
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'modules' has no attribute {name!r}")

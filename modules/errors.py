@@ -247,3 +247,10 @@ class StreamTimeoutError(APITimeoutError, StreamInterruptedError):
 
 
 __all__ += ["StreamTimeoutError"]
+
+
+class MissingExtraError(ModuleConfigError, ImportError):
+    """A module needs an optional dependency that is not installed; the message names the extra to install."""
+
+
+__all__ += ["MissingExtraError"]

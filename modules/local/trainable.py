@@ -52,7 +52,13 @@ from pathlib import Path
 from typing import Any
 
 from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
-from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError, ServerStoppedError
+from modules.errors import (
+    ContextLengthError,
+    MissingExtraError,
+    ModelNotStartedError,
+    ModuleConfigError,
+    ServerStoppedError,
+)
 from modules.local.batching import Batcher, Job
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
@@ -186,9 +192,10 @@ class TrainableModule(ModuleBase[LocalRequest]):
                 try:
                     import torch
                     from transformers import AutoModelForCausalLM
-                except ImportError as exc:  # pragma: no cover - depends on the install
-                    raise ModuleConfigError(
-                        "TrainableModule needs the 'local' extra: pip install 'prompter-kit[local]'"
+                except ImportError as exc:
+                    raise MissingExtraError(
+                        "TrainableModule needs the 'local' extra (torch or transformers is not installed): "
+                        "pip install 'prompter-kit[local]' (install torch first: docs/install.md)"
                     ) from exc
                 try:
                     model = AutoModelForCausalLM.from_pretrained(
@@ -266,7 +273,13 @@ class TrainableModule(ModuleBase[LocalRequest]):
     def _load_tokenizer(self) -> Any:
         b = self._backend
         if b.tokenizer is None:
-            from transformers import AutoTokenizer
+            try:
+                from transformers import AutoTokenizer
+            except ImportError as exc:
+                raise MissingExtraError(
+                    "TrainableModule needs the 'local' extra (transformers is not installed): "
+                    "pip install 'prompter-kit[local]' (install torch first: docs/install.md)"
+                ) from exc
 
             if not b.path or not Path(b.path).is_dir():
                 b.path = _from_hf_cache(b.path)
