@@ -39,7 +39,6 @@ from urllib.parse import urlsplit
 from prompter.conversation import Conversation
 from prompter.errors import MessageError
 from prompter.messages import ContentPart, Message
-from prompter.render.media import EXTENSIONS
 from prompter.render.common import (
     conversation_messages,
     empty_turn_error,
@@ -49,6 +48,7 @@ from prompter.render.common import (
     split_data_url,
     tool_call_names,
 )
+from prompter.render.media import EXTENSIONS
 
 __all__ = ["render_gemini"]
 

@@ -36,11 +36,20 @@ def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any
     return parts
 
 
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mp3": "mp3",
+    "audio/mpeg": "mp3",
+}
+
+
 def _input_audio(url: str) -> dict[str, str] | None:
     """``{"data", "format"}`` for a base64 WAV or MP3 data URL (what ``input_audio`` takes); else None."""
     head, comma, data = url.partition(",")
     kind = head[5:].split(";")[0].lower() if head[:5].lower() == "data:" else ""
-    fmt = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mp3": "mp3", "audio/mpeg": "mp3"}.get(kind)
+    fmt = _AUDIO_FORMATS.get(kind)
     if not comma or fmt is None or ";base64" not in head.lower():
         return None
     return {"data": data, "format": fmt}
@@ -97,7 +106,8 @@ def refuse_other_media(messages: list[dict[str, Any]], dialect: str) -> None:
             continue
         for k, part in enumerate(content):
             if part["type"] in ("audio_url", "video_url"):
-                what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if part["type"] == "audio_url" else "no video"
+                audio = part["type"] == "audio_url"
+                what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if audio else "no video"
                 raise UnsupportedContentError(
                     f"messages[{i}].content[{k}]: format={dialect!r} takes {what}, not a {part['type']} part; "
                     "use format='gemini' (or 'dashscope') for audio and video URLs"

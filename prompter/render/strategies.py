@@ -43,7 +43,16 @@ from prompter.conversation import Conversation
 from prompter.errors import PromptTypeError, PromptValueError
 from prompter.messages import ContentPart, Message
 
-__all__ = ["DEFAULT_HEADER", "STRATEGIES", "Strategy", "arrange", "point_of_view", "speaker_of"]
+__all__ = [
+    "DEFAULT_HEADER",
+    "STRATEGIES",
+    "Strategy",
+    "arrange",
+    "arrange_text",
+    "checked_options",
+    "point_of_view",
+    "speaker_of",
+]
 
 Strategy = Literal["chat", "multi_agent", "auto"]
 STRATEGIES = frozenset(("chat", "multi_agent", "auto"))
@@ -65,11 +74,13 @@ _SYSTEM_PLACE = {"gemini": "text", "ollama": "system_message", "ollama_generate"
 def checked_options(strategy: object, history_header: object, as_agent: object) -> None:
     """Type and value checks for the three options, with the remedy."""
     if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
-        raise PromptValueError(f"strategy: expected one of 'chat', 'multi_agent', 'auto' (or None), got {strategy!r:.60}")
+        shown = repr(strategy)[:60]
+        raise PromptValueError(f"strategy: expected one of 'chat', 'multi_agent', 'auto' (or None), got {shown}")
     if history_header is not None and not isinstance(history_header, str):
         raise PromptTypeError(f"history_header: expected str, got {type(history_header).__name__}")
     if as_agent is not None and (not isinstance(as_agent, str) or not as_agent):
-        raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {as_agent!r:.60}")
+        shown = repr(as_agent)[:60]
+        raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {shown}")
 
 
 def _messages(conv: Conversation) -> list[Message]:
@@ -89,10 +100,10 @@ def point_of_view(conv: Conversation, agent: str) -> Conversation:
     def seen(message: Message) -> Message:
         if message.role not in ("user", "assistant") or message.name is None or message.tool_calls:
             return message
-        role = "assistant" if message.name == agent else "user"
+        role: Literal["assistant", "user"] = "assistant" if message.name == agent else "user"
         return message if role == message.role else message._replace(role=role, content_null=False)
 
-    history = tuple(turn if isinstance(turn, tuple) and not isinstance(turn, Message) else seen(turn) for turn in conv.history)
+    history = tuple(seen(turn) if isinstance(turn, Message) else turn for turn in conv.history)
     return conv._replace(history=history, current=tuple(seen(m) for m in conv.current))
 
 
@@ -193,3 +204,11 @@ def arrange(
     if _needs_merge(messages, dialect, conv.label is not None):
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
     return conv
+
+
+def arrange_text(
+    conv: Conversation, strategy: str | None, history_header: str | None, as_agent: str | None
+) -> Conversation:
+    """:func:`arrange` for the text format of a local model, once the options are checked."""
+    checked_options(strategy, history_header, as_agent)
+    return arrange(conv, "text", strategy, history_header, as_agent)
