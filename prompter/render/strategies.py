@@ -11,10 +11,12 @@ A conversation is rearranged here, before any dialect renders it, in three steps
      (Anthropic, Gemini, DashScope) consecutive turns of one role are merged, but only turns
      of one speaker: when turns of *different* speakers would merge, or when the dialect
      needs a final user turn (Gemini, DashScope) and there is none, it falls back to
-     ``"multi_agent"``, as AgentScope's ``format_chat`` does;
+     ``"multi_agent"``, as AgentScope's ``format_chat`` does; so it does when a named
+     speaker's assistant turn carries media that the dialect's assistant turns cannot carry
+     (OpenAI, GLM, Anthropic, DashScope): the image then reaches the model in the user turn;
    * ``"multi_agent"`` merges everything after the system prompt into one user message:
      the history header and one ``name: text`` line per message, the media of every
-     message after the text (before it for DashScope, beside it as ``images`` for Ollama);
+     message after the text (beside it as ``images`` for Ollama);
    * ``"auto"`` is ``"chat"`` when at most two speakers talk (the speaker being the name, or
      the role when there is none), else ``"multi_agent"`` -- AgentScope's ``format_auto``
      as its docstring describes it (its code counts messages, not speakers).
@@ -65,6 +67,8 @@ _NEEDS: dict[str, tuple[bool, bool]] = {
     "gemini": (True, True),
     "dashscope": (True, True),
 }
+# dialects whose assistant turns take no image, audio or video
+_NO_ASSISTANT_MEDIA = frozenset(("openai", "zhipu", "anthropic", "dashscope"))
 # the role each dialect sends a tool result under, for the alternation check
 _TOOL_ROLE = {"anthropic": "user", "gemini": "user"}
 # where the system prompt goes under multi_agent: "field" (the dialect's own), "text", "system_message"
@@ -107,8 +111,20 @@ def point_of_view(conv: Conversation, agent: str) -> Conversation:
     return conv._replace(history=history, current=tuple(seen(m) for m in conv.current))
 
 
+def _named_assistant_media(messages: list[Message]) -> bool:
+    return any(
+        m.role == "assistant"
+        and m.name is not None
+        and not isinstance(m.content, str)
+        and any(part.type != "text" for part in m.content)
+        for m in messages
+    )
+
+
 def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool:
     """Whether ``"chat"`` must fall back to ``"multi_agent"`` for this dialect."""
+    if dialect in _NO_ASSISTANT_MEDIA and _named_assistant_media(messages):
+        return True  # an agent's shared image can reach the model only inside a user turn
     alternate, user_last = _NEEDS.get(dialect, (False, False))
     tool_role = _TOOL_ROLE.get(dialect, "tool")
     turns = [m for m in messages if m.role != "system"]
@@ -169,7 +185,7 @@ def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
     content: str | tuple[ContentPart, ...] = text
     if media:
         text_part = ContentPart("text", text)
-        content = (*media, text_part) if dialect == "dashscope" else (text_part, *media)
+        content = (text_part, *media)  # AgentScope 0.0.x's order (0.1.x's DashScope puts media first)
     role: Literal["user", "system"] = "system" if place == "system_message" else "user"
     return Conversation(
         system=system if place == "field" else "",
@@ -192,10 +208,10 @@ def arrange(
     if strategy is None:
         if dialect == "ollama_generate":
             strategy = "multi_agent"
-        elif dialect in ("openai", "text"):
+        elif dialect == "text":
             return conv
         else:
-            strategy = "auto"
+            strategy = "chat" if dialect == "openai" else "auto"
     if strategy == "multi_agent" or dialect == "ollama_generate":
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
     messages = _messages(conv)
