@@ -71,7 +71,8 @@ def _as_text(parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, where
         if part is None:
             continue
         if isinstance(part, (list, tuple)):
-            lines.append(_as_text(tuple(part), None, here))
+            if part:  # an empty memory adds no empty line
+                lines.append(_as_text(tuple(part), None, here))
         elif isinstance(part, Mapping):
             lines.append(_line(part, here))
         elif isinstance(part, str):
