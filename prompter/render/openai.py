@@ -98,14 +98,20 @@ def openai_messages(conv: Conversation, keep_null: bool = False) -> list[dict[st
     return messages
 
 
-def refuse_other_media(messages: list[dict[str, Any]], dialect: str) -> None:
-    """OpenAI's chat completions take images and ``input_audio`` only: say so for any other part."""
+def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool = True) -> None:
+    """OpenAI's chat completions take images and ``input_audio`` only: say so for any other part
+    (``audio=False``: no audio at all, as GLM)."""
+    refused = ("audio_url", "video_url") if audio else ("audio_url", "video_url", "input_audio")
     for i, message in enumerate(messages):
         content = message["content"]
         if not isinstance(content, list):
             continue
         for k, part in enumerate(content):
-            if part["type"] in ("audio_url", "video_url"):
+            if not audio and part["type"] == "input_audio":
+                raise UnsupportedContentError(
+                    f"messages[{i}].content[{k}]: format={dialect!r} takes no audio; send the text alone"
+                )
+            if part["type"] in refused:
                 audio = part["type"] == "audio_url"
                 what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if audio else "no video"
                 raise UnsupportedContentError(

@@ -145,6 +145,7 @@ def test_video_per_dialect(files: dict[str, str]) -> None:
         ("openai", "video", "takes no video"),
         ("openai", "audio-url", "base64 WAV or MP3"),
         ("zhipu", "video", "takes no video"),
+        ("zhipu", "audio", "takes no audio"),
         ("anthropic", "audio", "takes no audio"),
         ("anthropic", "video", "takes no video"),
         ("ollama", "audio", "images only"),
