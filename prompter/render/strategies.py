@@ -42,7 +42,7 @@ import json
 from typing import Literal
 
 from prompter.conversation import Conversation
-from prompter.errors import PromptTypeError, PromptValueError
+from prompter.errors import MessageError, PromptTypeError, PromptValueError
 from prompter.messages import ContentPart, Message
 
 __all__ = [
@@ -149,6 +149,17 @@ def _text(content: str | tuple[ContentPart, ...]) -> str:
     return "\n".join(part.text for part in content if part.type == "text")
 
 
+def _speaker_label(message: Message) -> str:
+    """The speaker as a line prefix; a name spanning lines could forge another speaker's line."""
+    name = speaker_of(message)
+    if len(name.splitlines()) > 1 or name.endswith(("\n", "\r")) or "\x85" in name:
+        raise MessageError(
+            f"name {name[:40]!r}: a speaker's name must be one line (it starts a 'name: text' line of the "
+            "merged history); remove the line break"
+        )
+    return name
+
+
 def _lines(messages: list[Message]) -> tuple[list[str], list[ContentPart]]:
     """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts."""
     lines: list[str] = []
@@ -160,7 +171,7 @@ def _lines(messages: list[Message]) -> tuple[list[str], list[ContentPart]]:
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
             continue
         if text:
-            lines.append(f"{speaker_of(message)}: {text}")
+            lines.append(f"{_speaker_label(message)}: {text}")
         for call in message.tool_calls:
             use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
             lines.append(f"<tool_use>{json.dumps(use, ensure_ascii=False)}</tool_use>")
