@@ -11,7 +11,10 @@ A media part's ``url`` is a ``data:`` URL, a web URL, or a local file (a plain p
 * a web URL without an extension is kept: nothing here can tell what it holds.
 
 This is the one place in ``prompter/`` that reads files; it reads only regular files with a
-media extension, at most :data:`MAX_BYTES` of them.
+media extension, at most :data:`MAX_BYTES` of them. Where messages come from someone else (an
+HTTP server relaying its clients' messages), wrap the rendering in ``with local_files(False):``:
+a local path is then refused with :class:`~prompter.errors.UnsupportedContentError`, so no client
+can make the server read and forward its files.
 
 >>> resolve(ContentPart("image_url", url="https://example.com/cat.png"), "input").url
 'https://example.com/cat.png'
@@ -21,14 +24,19 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from urllib.parse import unquote, urlsplit
 
 from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message
 
 __all__ = [
     "EXTENSIONS",
     "MAX_BYTES",
+    "local_files",
     "local_path",
     "media_type",
     "resolve",
@@ -80,6 +88,19 @@ EXTENSIONS: dict[str, dict[str, str]] = {
 _KIND_WORD = {"image_url": "image", "audio": "audio", "video": "video"}
 
 
+_LOCAL_FILES: ContextVar[bool] = ContextVar("prompter_local_files", default=True)
+
+
+@contextmanager
+def local_files(allowed: bool) -> Iterator[None]:
+    """Allow or refuse reading local media files while the block runs (in this thread or task)."""
+    token = _LOCAL_FILES.set(bool(allowed))
+    try:
+        yield
+    finally:
+        _LOCAL_FILES.reset(token)
+
+
 def _warn(message: str) -> None:
     import logging  # only on this rare path: logging costs import time
 
@@ -127,6 +148,10 @@ def resolve(part: ContentPart, where: str, *, file_urls: bool = False) -> Conten
             _warn(f"{where}: skipped {part.url[:80]!r}: a .{extension} URL is not an {word} this API can take")
             return None
         return part
+    if not _LOCAL_FILES.get():
+        raise UnsupportedContentError(
+            f"{where}: local files are not read here (local_files(False)); send the {word} as an https:// or data: URL"
+        )
     mime = media_type(part.type, path)
     if mime is None:
         _warn(f"{where}: skipped local file {path[:80]!r}: its extension is not one of an {word}")

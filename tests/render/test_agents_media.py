@@ -183,3 +183,14 @@ def test_agentscope_block_shapes_are_accepted(files: dict[str, str]) -> None:
 def test_malformed_media_part_is_a_typed_error(part: dict[str, Any]) -> None:
     with pytest.raises(MessageError):
         ChatPrompter().generate_prompt({"role": "user", "content": [part]}, format="openai")
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini", "ollama", "dashscope", "zhipu"])
+def test_client_supplied_local_path_is_never_read_when_local_files_are_off(dialect: str, files: dict[str, str]) -> None:
+    # the threat: a server relaying its clients' messages would read and forward the server's own files
+    from prompter.render.media import local_files
+
+    with local_files(False), pytest.raises(UnsupportedContentError, match="local files are not read"):
+        ChatPrompter(system="").generate_prompt(turn("image", "file://" + files["cat.png"]), format=dialect)
+    body = render(dialect, turn("image", files["cat.png"]))  # outside the block, read as before
+    assert PNG_B64 in str(body) or files["cat.png"] in str(body)
