@@ -364,10 +364,12 @@ PART = st.one_of(
     st.builds(lambda u: {"type": "image_url", "image_url": {"url": u}}, TEXT),
     st.builds(lambda u: {"type": "video_url", "video_url": {"url": u}}, TEXT),
 )
-MESSAGE = st.fixed_dictionaries(
+BASE_MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "system"]), "content": st.one_of(TEXT, st.lists(PART, max_size=3))},
     optional={"name": TEXT},
 )
+# any extra keys a caller adds, at the message's top level, never override the fields above
+MESSAGE = st.builds(lambda extra, message: {**extra, **message}, st.dictionaries(TEXT, TEXT, max_size=2), BASE_MESSAGE)
 
 
 @settings(max_examples=150, deadline=None)
