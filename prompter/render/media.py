@@ -173,14 +173,15 @@ def resolve(part: ContentPart, where: str, *, file_urls: bool = False) -> Conten
     return part._replace(url=f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}")
 
 
-def resolved(parts: tuple[ContentPart, ...], where: str, *, file_urls: bool = False) -> tuple[ContentPart, ...]:
-    """Every part resolved, the skipped ones left out."""
+def resolved(parts: tuple[ContentPart, ...], where: str, *, file_urls: bool = False) -> tuple[ContentPart, ...] | str:
+    """Every part resolved, the skipped ones left out (``""`` when none is left: no API takes an
+    empty list of parts, and an empty text is what each dialect already knows how to treat)."""
     out = []
     for k, part in enumerate(parts):
         done = resolve(part, f"{where}.content[{k}]", file_urls=file_urls)
         if done is not None:
             out.append(done)
-    return tuple(out)
+    return tuple(out) if out else ""
 
 
 def _has_media(message: Message) -> bool:

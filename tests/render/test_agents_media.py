@@ -194,3 +194,11 @@ def test_client_supplied_local_path_is_never_read_when_local_files_are_off(diale
         ChatPrompter(system="").generate_prompt(turn("image", "file://" + files["cat.png"]), format=dialect)
     body = render(dialect, turn("image", files["cat.png"]))  # outside the block, read as before
     assert PNG_B64 in str(body) or files["cat.png"] in str(body)
+
+
+def test_a_message_left_without_parts_is_empty_text_not_an_empty_list() -> None:
+    only = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "/no/such/cat.png"}}]}
+    body = ChatPrompter(system="").generate_prompt("hi", history=[only], format="openai")
+    assert body["messages"][0] == {"role": "user", "content": ""}
+    with pytest.raises(UnsupportedContentError, match="empty user message"):
+        ChatPrompter(system="").generate_prompt(only, format="anthropic")
