@@ -191,7 +191,8 @@ def _has_media(message: Message) -> bool:
 def resolve_conversation(conv: Conversation, *, file_urls: bool = False) -> Conversation:
     """``conv`` with every media part resolved (the conversation itself when it has none)."""
     history = conv.history
-    if any(isinstance(turn, Message) and _has_media(turn) for turn in history):
+    # pairs and text-only messages (the common case) are skipped without a call per turn
+    if any(type(turn) is not tuple and type(turn[1]) is not str and _has_media(turn) for turn in history):  # type: ignore[arg-type]
         history = tuple(
             turn._replace(content=resolved(turn.content, f"history[{i}]", file_urls=file_urls))  # type: ignore[arg-type]
             if isinstance(turn, Message) and _has_media(turn)

@@ -139,6 +139,29 @@ def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool
     return user_last and not has_label and bool(turns) and turns[-1].role not in ("user", "tool")
 
 
+def _unnamed(conv: Conversation) -> bool:
+    """No turn names a speaker (a tool result's name is its function's), so at most the two roles talk."""
+    for turn in conv.history:
+        if type(turn) is not tuple and turn.name is not None and turn.role != "tool":  # type: ignore[union-attr]
+            return False
+    return all(m.name is None or m.role == "tool" for m in conv.current)
+
+
+def _lacks_final_user_turn(conv: Conversation, dialect: str) -> bool:
+    """The dialect needs the conversation to end on a user turn (or tool results) and it does not."""
+    if not _NEEDS.get(dialect, (False, False))[1] or conv.label is not None:
+        return False
+    for message in reversed(conv.turn()):
+        if message.role != "system":
+            return message.role not in ("user", "tool")
+    for turn in reversed(conv.history):
+        if type(turn) is tuple:
+            return True  # a (question, answer) pair ends on the answer
+        if turn.role != "system":
+            return turn.role not in ("user", "tool")
+    return False
+
+
 def _speakers(messages: list[Message]) -> int:
     return len({speaker_of(m) for m in messages if m.role in ("user", "assistant")})
 
@@ -225,6 +248,8 @@ def arrange(
             strategy = "chat" if dialect == "openai" else "auto"
     if strategy == "multi_agent" or dialect == "ollama_generate":
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+    if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect):
+        return conv  # the common case, decided without building the messages: the roles are the speakers
     messages = _messages(conv)
     if strategy == "auto" and _speakers(messages) > 2 and dialect != "openai":
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
