@@ -209,13 +209,20 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
 def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message:
     """Validate an OpenAI-style message dict and return it as a :class:`Message`.
 
+    A dict with a speaker ``name`` and no ``role`` is an assistant turn (AgentScope's convention);
+    ``as_agent=`` decides whose turns are the assistant's.
+
     ``content: None`` is accepted for an assistant message that carries tool
     calls; tool-call ``arguments`` given as a JSON string are parsed.
     """
     role = raw.get("role")
+    if role is None and isinstance(raw.get("name"), str):
+        role = "assistant"  # an agent's turn given by its name alone, as AgentScope's memory dicts are
     if not isinstance(role, str) or role not in ROLES:
         if role is None:
-            raise MessageError(f"{where}: a message needs a 'role' (one of system, user, assistant, tool)")
+            raise MessageError(
+                f"{where}: a message needs a 'role' (one of system, user, assistant, tool) or a speaker 'name'"
+            )
         raise MessageError(f"{where}: unknown role {_shown(role)}; expected one of system, user, assistant, tool")
     raw_calls = raw.get("tool_calls") or ()
     if not isinstance(raw_calls, (list, tuple)):

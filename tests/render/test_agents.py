@@ -397,3 +397,12 @@ def test_any_multi_agent_request_renders_or_raises_a_prompt_error(
     except PromptError:
         pass
     assert (history, current) == before
+
+
+def test_a_named_dict_without_a_role_is_that_agents_turn() -> None:
+    memory = [{"name": "Bob", "content": "Hi"}, {"name": "Alice", "content": "Hello Bob"}]
+    body = ChatPrompter(system="").generate_prompt(None, history=memory, format="openai", as_agent="Alice")
+    assert body["messages"][:2] == [
+        {"role": "user", "content": "Hi", "name": "Bob"},
+        {"role": "assistant", "content": "Hello Bob", "name": "Alice"},
+    ]
