@@ -21,8 +21,8 @@ A conversation is rearranged here, before any dialect renders it, in three steps
      the role when there is none), else ``"multi_agent"`` -- AgentScope's ``format_auto``
      as its docstring describes it (its code counts messages, not speakers).
 
-3. The per-dialect defaults mirror AgentScope's per-API formatters: ``openai`` keeps the
-   turns (it has a ``name`` field, so speakers never need merging), ``ollama_generate`` is
+3. The per-dialect defaults mirror AgentScope's per-API formatters: ``openai`` is ``"chat"``
+   (it has a ``name`` field, so speakers never need merging), ``ollama_generate`` is
    always one prompt, and the other dialects default to ``"auto"``. The text format of a
    local model changes only when a strategy or a point of view is asked for.
 
