@@ -406,3 +406,14 @@ def test_a_named_dict_without_a_role_is_that_agents_turn() -> None:
         {"role": "user", "content": "Hi", "name": "Bob"},
         {"role": "assistant", "content": "Hello Bob", "name": "Alice"},
     ]
+
+
+@pytest.mark.parametrize("strategy", ["multi_agent", "auto"])
+def test_four_agents_in_a_local_models_text_format(strategy: str, png: str) -> None:
+    history = [m for m in four_agents(png, url_image=None) if m.get("name") != "Carol"]  # text carries no image
+    history.append({"role": "assistant", "name": "Carol", "content": TEXTS["Carol"]})
+    text = ChatPrompter(system="").generate_prompt("What now?", history=history, strategy=strategy, as_agent="Bob")
+    lines = [f"{name}: {TEXTS[name]}" for name in ("Alice", "Bob", "Dave", "Carol")]
+    assert "## Conversation History\n" + lines[0] in text and all(line in text for line in lines)
+    with pytest.raises(UnsupportedContentError):
+        ChatPrompter(system="").generate_prompt("What now?", history=four_agents(png), strategy=strategy)
