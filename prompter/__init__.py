@@ -17,6 +17,7 @@ from prompter.prompters.chat import ChatPrompter
 from prompter.prompters.empty import EmptyPrompter
 
 if TYPE_CHECKING:
+    from prompter.prompters.join import join
     from prompter.templates import MetaTemplate, MMPromptTemplate, MultiTurnPromptTemplate, PromptList, PromptTemplate
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "PromptList",
     "PromptTemplate",
     "PrompterBase",
+    "join",
 ]
 
 __version__ = "0.1.0"
@@ -46,6 +48,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(templates, name)
         globals()[name] = value
         return value
+    if name == "join":
+        from prompter.prompters.join import join
+
+        globals()["join"] = join
+        return join
     raise AttributeError(f"module 'prompter' has no attribute {name!r}")
 
 

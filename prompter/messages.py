@@ -20,6 +20,7 @@ from prompter.errors import HistoryError, MessageError
 __all__ = [
     "ROLES",
     "ContentPart",
+    "PartType",
     "Message",
     "Role",
     "ToolCall",
@@ -33,10 +34,15 @@ Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
 
 
-class ContentPart(NamedTuple):
-    """One part of a multimodal message: text, or an image given by URL or data URL."""
+PartType = Literal["text", "image_url", "audio", "video"]
 
-    type: Literal["text", "image_url"]
+
+class ContentPart(NamedTuple):
+    """One part of a multimodal message: text, or an image, audio or video given by URL, data URL or
+    local file path (``/path/cat.png`` or ``file:///path/cat.png``; each renderer sends a local file
+    in the form its API takes)."""
+
+    type: PartType
     text: str = ""
     url: str = ""
     detail: str | None = None
@@ -95,6 +101,39 @@ def _shown(value: object) -> str:
     return f"a {_type_name(value)}"
 
 
+# Media part shapes accepted besides OpenAI's image_url: OpenAI's input_audio, the */_url forms some
+# OpenAI-compatible servers take, and AgentScope's {"type": "image" | "audio" | "video", "url": ...} blocks.
+_MEDIA_KEYS = {
+    "image_url": ("image_url", "image_url"),
+    "audio_url": ("audio", "audio_url"),
+    "video_url": ("video", "video_url"),
+    "image": ("image_url", "url"),
+    "audio": ("audio", "url"),
+    "video": ("video", "url"),
+}
+
+
+def _media_part(raw: Mapping[str, Any], kind: str, here: str) -> ContentPart:
+    part_type, key = _MEDIA_KEYS[kind]
+    value = raw.get(key)
+    url = value.get("url") if isinstance(value, Mapping) else value
+    if not isinstance(url, str):
+        raise MessageError(f"{here}: a {kind} part needs {key}{'.url' if key != 'url' else ''} as a str")
+    detail = value.get("detail") if isinstance(value, Mapping) and part_type == "image_url" else None
+    if detail is not None and not isinstance(detail, str):
+        raise MessageError(f"{here}: image_url.detail must be a str")
+    return ContentPart(part_type, url=url, detail=detail)  # type: ignore[arg-type]
+
+
+def _input_audio(raw: Mapping[str, Any], here: str) -> ContentPart:
+    audio = raw.get("input_audio")
+    data = audio.get("data") if isinstance(audio, Mapping) else None
+    fmt = audio.get("format") if isinstance(audio, Mapping) else None
+    if not isinstance(data, str) or not isinstance(fmt, str) or not fmt.isalnum():
+        raise MessageError(f"{here}: an input_audio part needs input_audio.data (base64) and .format ('wav', 'mp3')")
+    return ContentPart("audio", url=f"data:audio/{fmt.lower()};base64,{data}")
+
+
 def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
     if isinstance(value, str):
         return value
@@ -113,17 +152,23 @@ def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
                 if not isinstance(text, str):
                     raise MessageError(f"{here}: a text part needs a str 'text', got {_type_name(text)}")
                 parts.append(ContentPart("text", text))
-            elif kind == "image_url":
-                image = raw.get("image_url")
-                url = image.get("url") if isinstance(image, Mapping) else image
-                if not isinstance(url, str):
-                    raise MessageError(f"{here}: an image_url part needs image_url.url as a str")
-                detail = image.get("detail") if isinstance(image, Mapping) else None
-                parts.append(ContentPart("image_url", url=url, detail=detail))
+            elif kind == "input_audio":
+                parts.append(_input_audio(raw, here))
+            elif isinstance(kind, str) and kind in _MEDIA_KEYS:
+                parts.append(_media_part(raw, kind, here))
             else:
-                raise MessageError(f"{here}: unsupported content part type {_shown(kind)}; use 'text' or 'image_url'")
+                raise MessageError(
+                    f"{here}: unsupported content part type {_shown(kind)}; use 'text', 'image_url', "
+                    "'input_audio', 'audio_url' or 'video_url'"
+                )
         return tuple(parts)
-    raise MessageError(f"{where}: expected str or a list of content parts, got {_type_name(value)}")
+    if isinstance(value, (Mapping, int, float)):  # bool is an int
+        # AgentScope sends structured content as its JSON text; so do we (and never guess at a repr)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise MessageError(f"{where}: content is not JSON-serialisable ({exc})") from None
+    raise MessageError(f"{where}: expected str, a list of content parts or a JSON value, got {_type_name(value)}")
 
 
 def _tool_call_from(raw: object, where: str) -> ToolCall:
@@ -164,13 +209,20 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
 def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message:
     """Validate an OpenAI-style message dict and return it as a :class:`Message`.
 
+    A dict with a speaker ``name`` and no ``role`` is an assistant turn (AgentScope's convention);
+    ``as_agent=`` decides whose turns are the assistant's.
+
     ``content: None`` is accepted for an assistant message that carries tool
     calls; tool-call ``arguments`` given as a JSON string are parsed.
     """
     role = raw.get("role")
+    if role is None and isinstance(raw.get("name"), str):
+        role = "assistant"  # an agent's turn given by its name alone, as AgentScope's memory dicts are
     if not isinstance(role, str) or role not in ROLES:
         if role is None:
-            raise MessageError(f"{where}: a message needs a 'role' (one of system, user, assistant, tool)")
+            raise MessageError(
+                f"{where}: a message needs a 'role' (one of system, user, assistant, tool) or a speaker 'name'"
+            )
         raise MessageError(f"{where}: unknown role {_shown(role)}; expected one of system, user, assistant, tool")
     raw_calls = raw.get("tool_calls") or ()
     if not isinstance(raw_calls, (list, tuple)):

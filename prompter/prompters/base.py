@@ -48,6 +48,7 @@ from prompter.messages import Message, Turn, messages_from, normalize_history
 from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
+from prompter.render.strategies import Strategy, arrange_text
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
 from prompter.settings import default_system_prompt
 from prompter.tools import ToolSet
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXTRA_KEYS_HEADER", "Format", "PrompterBase"]
 
-Format = Literal["text", "openai", "anthropic", "gemini", "ollama", "dashscope", "zhipu"]
+Format = Literal["text", "openai", "anthropic", "gemini", "ollama", "ollama_generate", "dashscope", "zhipu"]
 
 EXTRA_KEYS_HEADER = "Here are some extra messages you can referred to:\n\n"
 _SCALARS = (str, int, float)
@@ -434,12 +435,17 @@ class PrompterBase:
         return_dict: bool = False,
         model_format: ModelFormat | str | None = None,
         show: bool | None = None,
+        strategy: Strategy | None = None,
+        history_header: str | None = None,
+        as_agent: str | None = None,
     ) -> Any:
         """Render the prompt: a str for a local model, or an API body (a dict).
 
         ``format=None``/``"text"`` gives the delimited string (the model's own
         chat template when ``model_format`` is a real model's format);
-        ``return_dict=True`` is ``format="openai"``.
+        ``return_dict=True`` is ``format="openai"``. ``strategy``,
+        ``history_header`` and ``as_agent`` arrange a multi-agent conversation
+        (see :mod:`prompter.render.strategies`).
         """
         if (
             (format is not None and format.__class__ is not str)
@@ -455,6 +461,9 @@ class PrompterBase:
             and model_format is None
             and (history is None or type(history) is list)
             and not (self.show if show is None else show)
+            and strategy is None
+            and history_header is None
+            and as_agent is None
         ):
             if format is None and not return_dict:
                 text = fast.text(input, history)
@@ -471,9 +480,11 @@ class PrompterBase:
         fmt = None if model_format is None else _resolve_format(model_format)
         conv = self.build(input, history, tools, label, fmt)
         if format is None or format == "text":
+            if strategy is not None or history_header is not None or as_agent is not None:
+                conv = arrange_text(conv, strategy, history_header, as_agent)
             result: Any = self._render_text(conv, fmt)
         else:
-            result = render_dialect(format, conv)
+            result = render_dialect(format, conv, strategy, history_header, as_agent)
         if self.show if show is None else show:
             import logging  # only when asked: logging costs a third of prompter's import time
 

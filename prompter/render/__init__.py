@@ -1,6 +1,8 @@
 """One pure renderer per dialect: a function from a Conversation to that dialect's body.
 
-Adding a dialect is adding one module and one line in ``_DIALECTS``.
+Adding a dialect is adding one module and one line in ``_DIALECTS``. Before a renderer runs,
+media parts are resolved (:mod:`prompter.render.media`) and the conversation is arranged for
+the dialect under the multi-agent strategy (:mod:`prompter.render.strategies`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _DIALECTS: dict[str, tuple[str, str]] = {
     "anthropic": ("prompter.render.anthropic", "render_anthropic"),
     "gemini": ("prompter.render.gemini", "render_gemini"),
     "ollama": ("prompter.render.ollama", "render_ollama"),
+    "ollama_generate": ("prompter.render.ollama_generate", "render_ollama_generate"),
     "dashscope": ("prompter.render.dashscope", "render_dashscope"),
     "zhipu": ("prompter.render.zhipu", "render_zhipu"),
 }
@@ -27,8 +30,18 @@ DIALECTS = frozenset(_DIALECTS)
 _loaded: dict[str, Callable[[Conversation], Any]] = {}
 
 
-def render_dialect(name: str, conv: Conversation) -> Any:
-    """Render ``conv`` as the body of API dialect ``name``."""
+def render_dialect(
+    name: str,
+    conv: Conversation,
+    strategy: str | None = None,
+    history_header: str | None = None,
+    as_agent: str | None = None,
+) -> Any:
+    """Render ``conv`` as the body of API dialect ``name`` (``strategy``, ``history_header`` and
+    ``as_agent`` as in :func:`prompter.render.strategies.arrange`)."""
+    from prompter.render.media import resolve_conversation
+    from prompter.render.strategies import arrange, checked_options
+
     render = _loaded.get(name)
     if render is None:
         if name not in _DIALECTS:
@@ -36,4 +49,6 @@ def render_dialect(name: str, conv: Conversation) -> Any:
             raise PromptValueError(f"unknown format {name!r}; expected one of: {known}")
         module, function = _DIALECTS[name]
         render = _loaded[name] = getattr(import_module(module), function)
-    return render(conv)
+    checked_options(strategy, history_header, as_agent)
+    conv = resolve_conversation(conv, file_urls=name == "dashscope")
+    return render(arrange(conv, name, strategy, history_header, as_agent))

@@ -66,6 +66,11 @@ def _blocks(content: str | tuple[ContentPart, ...], where: str, images: bool = T
         if part.type == "text":
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
+        elif part.type != "image_url":
+            raise UnsupportedContentError(
+                f"{here}: the Anthropic Messages API takes no {part.type}; send images and text only "
+                "(or use format='gemini' for audio and video)"
+            )
         elif images:
             blocks.append(_image_block(part.url, here))
         else:

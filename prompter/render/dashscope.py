@@ -11,9 +11,10 @@ What differs from OpenAI's chat completions:
 * ``content`` is a string (a message's text parts newline-joined);
 * user and assistant must alternate, so consecutive messages of one role are
   merged (texts newline-joined);
-* with an image anywhere, every ``content`` is a list of ``{"text": ...}`` and
-  ``{"image": url}`` items, as the multimodal models take it (the URL may be
-  an ``http(s)`` or a ``data:`` URL);
+* with an image, audio or video anywhere, every ``content`` is a list of
+  ``{"text": ...}``, ``{"image": url}``, ``{"audio": url}`` and ``{"video": url}``
+  items, as the multimodal models take it (the URL may be an ``http(s)``, a
+  ``data:`` or, for a local file, a ``file://`` URL);
 * a tool result carries the ``tool_call_id`` it answers and the function
   ``name``.
 
@@ -40,14 +41,17 @@ __all__ = ["render_dashscope"]
 Content = str | list[dict[str, str]]
 
 
+_KEYS = {"text": "text", "image_url": "image", "audio": "audio", "video": "video"}
+
+
 def _has_image(content: str | tuple[ContentPart, ...]) -> bool:
-    return not isinstance(content, str) and any(part.type == "image_url" for part in content)
+    return not isinstance(content, str) and any(part.type != "text" for part in content)
 
 
 def _items(content: str | tuple[ContentPart, ...]) -> list[dict[str, str]]:
     if isinstance(content, str):
         return [{"text": content}]
-    return [{"text": part.text} if part.type == "text" else {"image": part.url} for part in content]
+    return [{_KEYS[part.type]: part.text if part.type == "text" else part.url} for part in content]
 
 
 def _text(content: str | tuple[ContentPart, ...], where: str) -> str:

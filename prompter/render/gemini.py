@@ -13,7 +13,8 @@ What differs from OpenAI's chat completions:
   ``{"content": text}``;
 * consecutive turns of one role are merged into one turn of parts (so parallel
   tool results travel together, as the API expects);
-* images are ``inline_data`` (``data:`` URLs) or ``file_data`` (other URLs);
+* images, audio and video are ``inline_data`` (``data:`` URLs, local files) or ``file_data``
+  (other URLs);
 * a turn without text (after merging) is refused: the API rejects an empty
   text part, so :class:`~prompter.errors.UnsupportedContentError` names it
   instead (a model turn of function calls only is fine);
@@ -47,6 +48,7 @@ from prompter.render.common import (
     split_data_url,
     tool_call_names,
 )
+from prompter.render.media import EXTENSIONS
 
 __all__ = ["render_gemini"]
 
@@ -64,12 +66,12 @@ _IMAGE_EXTENSIONS = {
 }
 
 
-def _image_part(url: str, where: str) -> dict[str, Any]:
+def _image_part(url: str, where: str, kind: str = "image_url") -> dict[str, Any]:
     data = split_data_url(url, where)
     if data is not None:
         return {"inline_data": {"mime_type": data[0], "data": data[1]}}
     extension = urlsplit(url).path.rpartition(".")[2].lower()
-    media_type = _IMAGE_EXTENSIONS.get(extension)
+    media_type = _IMAGE_EXTENSIONS.get(extension) if kind == "image_url" else EXTENSIONS[kind].get(extension)
     if media_type is None:
         return {"file_data": {"file_uri": url}}
     return {"file_data": {"mime_type": media_type, "file_uri": url}}
@@ -84,7 +86,7 @@ def _content_parts(content: str | tuple[ContentPart, ...], where: str) -> list[d
             if part.text:
                 parts.append({"text": part.text})
         else:
-            parts.append(_image_part(part.url, f"{where}.content[{k}]"))
+            parts.append(_image_part(part.url, f"{where}.content[{k}]", part.type))
     return parts
 
 

@@ -47,11 +47,15 @@ def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str
                 texts.append(part.text)
                 continue
             here = f"{where}.content[{k}]"
+            if part.type != "image_url":
+                raise UnsupportedContentError(
+                    f"{here}: Ollama's /api/chat takes images only, not {part.type}; send the text alone"
+                )
             data = split_data_url(part.url, here)
             if data is None:
                 raise UnsupportedContentError(
                     f"{here}: Ollama's /api/chat takes images as base64 data only, not a URL "
-                    f"({part.url[:60]!r}); download the image and pass it as a data: URL"
+                    f"({part.url[:60]!r}); download the image and pass its local path or a data: URL"
                 )
             images.append(data[1])
         text = "\n".join(texts)

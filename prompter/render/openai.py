@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message
 
-__all__ = ["message_dict", "openai_messages", "render_openai", "tool_call_dicts"]
+__all__ = ["message_dict", "openai_messages", "refuse_other_media", "render_openai", "tool_call_dicts"]
 
 
 def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any]]:
@@ -22,12 +23,36 @@ def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any
     for part in content:
         if part.type == "text":
             parts.append({"type": "text", "text": part.text})
-        else:
+        elif part.type == "image_url":
             image: dict[str, Any] = {"url": part.url}
             if part.detail is not None:
                 image["detail"] = part.detail
             parts.append({"type": "image_url", "image_url": image})
+        elif part.type == "audio" and (audio := _input_audio(part.url)) is not None:
+            parts.append({"type": "input_audio", "input_audio": audio})
+        else:  # the shape OpenAI-compatible servers (vLLM, Qwen) and chat templates take
+            key = f"{part.type}_url"
+            parts.append({"type": key, key: {"url": part.url}})
     return parts
+
+
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mp3": "mp3",
+    "audio/mpeg": "mp3",
+}
+
+
+def _input_audio(url: str) -> dict[str, str] | None:
+    """``{"data", "format"}`` for a base64 WAV or MP3 data URL (what ``input_audio`` takes); else None."""
+    head, comma, data = url.partition(",")
+    kind = head[5:].split(";")[0].lower() if head[:5].lower() == "data:" else ""
+    fmt = _AUDIO_FORMATS.get(kind)
+    if not comma or fmt is None or ";base64" not in head.lower():
+        return None
+    return {"data": data, "format": fmt}
 
 
 def tool_call_dicts(message: Message) -> list[dict[str, Any]]:
@@ -73,9 +98,37 @@ def openai_messages(conv: Conversation, keep_null: bool = False) -> list[dict[st
     return messages
 
 
+def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool = True) -> None:
+    """OpenAI's chat completions take images and ``input_audio`` only: say so for any other part
+    (``audio=False``: no audio at all, as GLM)."""
+    refused = ("audio_url", "video_url") if audio else ("audio_url", "video_url", "input_audio")
+    for i, message in enumerate(messages):
+        content = message["content"]
+        if not isinstance(content, list):
+            continue
+        for k, part in enumerate(content):
+            if not audio and part["type"] == "input_audio":
+                raise UnsupportedContentError(
+                    f"messages[{i}].content[{k}]: format={dialect!r} takes no audio; send the text alone"
+                )
+            if part["type"] in refused:
+                audio = part["type"] == "audio_url"
+                what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if audio else "no video"
+                raise UnsupportedContentError(
+                    f"messages[{i}].content[{k}]: format={dialect!r} takes {what}, not a {part['type']} part; "
+                    "use format='gemini' (or 'dashscope') for audio and video URLs"
+                )
+
+
 def render_openai(conv: Conversation) -> dict[str, Any]:
-    """``{"messages": [...]}`` plus ``"tools"`` when the conversation has tools."""
-    body: dict[str, Any] = {"messages": openai_messages(conv, keep_null=True)}
+    """``{"messages": [...]}`` plus ``"tools"`` when the conversation has tools.
+
+    Speakers' ``name``s are kept; images are ``image_url`` parts (a local file as a ``data:``
+    URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused.
+    """
+    messages = openai_messages(conv, keep_null=True)
+    refuse_other_media(messages, "openai")
+    body: dict[str, Any] = {"messages": messages}
     if conv.tools is not None and len(conv.tools):
         body["tools"] = conv.tools.as_list()
     return body

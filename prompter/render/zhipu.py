@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from prompter.conversation import Conversation
-from prompter.render.openai import openai_messages
+from prompter.render.openai import openai_messages, refuse_other_media
 
 __all__ = ["render_zhipu"]
 
@@ -26,6 +26,7 @@ __all__ = ["render_zhipu"]
 def render_zhipu(conv: Conversation) -> dict[str, Any]:
     """The body of GLM's chat completions call (without ``model`` and generation options)."""
     messages = openai_messages(conv)  # fresh dicts: trimmed in place
+    refuse_other_media(messages, "zhipu", audio=False)
     for message in messages:
         message.pop("name", None)
         content = message["content"]

@@ -1,0 +1,266 @@
+"""Multi-agent prompt strategies: how a conversation among several speakers reaches one API.
+
+A conversation is rearranged here, before any dialect renders it, in three steps:
+
+1. **Point of view** (``as_agent="Alice"``): Alice's turns become assistant turns and every
+   other named speaker's turns user turns, each keeping its ``name``. Unnamed turns, tool
+   calls and tool results keep their roles (a tool exchange belongs to whoever made it).
+2. **Strategy**:
+
+   * ``"chat"`` keeps the turns. Where the dialect needs user and assistant to alternate
+     (Anthropic, Gemini, DashScope) consecutive turns of one role are merged, but only turns
+     of one speaker: when turns of *different* speakers would merge, or when the dialect
+     needs a final user turn (Gemini, DashScope) and there is none, it falls back to
+     ``"multi_agent"``, as AgentScope's ``format_chat`` does; so it does when a named
+     speaker's assistant turn carries media that the dialect's assistant turns cannot carry
+     (OpenAI, GLM, Anthropic, DashScope): the image then reaches the model in the user turn;
+   * ``"multi_agent"`` merges everything after the system prompt into one user message:
+     the history header and one ``name: text`` line per message, the media of every
+     message after the text (beside it as ``images`` for Ollama);
+   * ``"auto"`` is ``"chat"`` when at most two speakers talk (the speaker being the name, or
+     the role when there is none), else ``"multi_agent"`` -- AgentScope's ``format_auto``
+     as its docstring describes it (its code counts messages, not speakers).
+
+3. The per-dialect defaults mirror AgentScope's per-API formatters: ``openai`` is ``"chat"``
+   (it has a ``name`` field, so speakers never need merging), ``ollama_generate`` is
+   always one prompt, and the other dialects default to ``"auto"``. The text format of a
+   local model changes only when a strategy or a point of view is asked for.
+
+Like AgentScope, Gemini and Ollama put the system prompt in the merged text (Ollama in a
+system message carrying the whole conversation); the other dialects keep their system field.
+
+>>> from prompter.messages import Message
+>>> conv = Conversation(system="Be brief.", history=(
+...     Message("assistant", "Hi.", name="Bob"), Message("assistant", "Hello!", name="Alice")), input="Go on")
+>>> arrange(conv, "dashscope", "multi_agent").turn()[0].content
+'## Conversation History\\nBob: Hi.\\nAlice: Hello!\\nuser: Go on'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from prompter.conversation import Conversation
+from prompter.errors import MessageError, PromptTypeError, PromptValueError
+from prompter.messages import ContentPart, Message
+
+__all__ = [
+    "DEFAULT_HEADER",
+    "STRATEGIES",
+    "Strategy",
+    "arrange",
+    "arrange_text",
+    "checked_options",
+    "point_of_view",
+    "speaker_of",
+]
+
+Strategy = Literal["chat", "multi_agent", "auto"]
+STRATEGIES = frozenset(("chat", "multi_agent", "auto"))
+DEFAULT_HEADER = "## Conversation History"
+"""AgentScope 0.1.x's header; ``"## Dialogue History"`` is 0.0.x's."""
+
+# dialect -> (needs alternating user/assistant turns, needs a final user turn)
+_NEEDS: dict[str, tuple[bool, bool]] = {
+    "anthropic": (True, False),
+    "gemini": (True, True),
+    "dashscope": (True, True),
+}
+# dialects whose assistant turns take no image, audio or video
+_NO_ASSISTANT_MEDIA = frozenset(("openai", "zhipu", "anthropic", "dashscope"))
+# the role each dialect sends a tool result under, for the alternation check
+_TOOL_ROLE = {"anthropic": "user", "gemini": "user"}
+# where the system prompt goes under multi_agent: "field" (the dialect's own), "text", "system_message"
+_SYSTEM_PLACE = {"gemini": "text", "ollama": "system_message", "ollama_generate": "text"}
+
+
+def checked_options(strategy: object, history_header: object, as_agent: object) -> None:
+    """Type and value checks for the three options, with the remedy."""
+    if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
+        shown = repr(strategy)[:60]
+        raise PromptValueError(f"strategy: expected one of 'chat', 'multi_agent', 'auto' (or None), got {shown}")
+    if history_header is not None and not isinstance(history_header, str):
+        raise PromptTypeError(f"history_header: expected str, got {type(history_header).__name__}")
+    if as_agent is not None and (not isinstance(as_agent, str) or not as_agent):
+        shown = repr(as_agent)[:60]
+        raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {shown}")
+
+
+def _messages(conv: Conversation) -> list[Message]:
+    from prompter.render.common import conversation_messages
+
+    return [message for _, message in conversation_messages(conv)]
+
+
+def speaker_of(message: Message) -> str:
+    """Who said it: the message's name, else its role (a tool result: the function's name, else "tool")."""
+    return message.name or message.role
+
+
+def point_of_view(conv: Conversation, agent: str) -> Conversation:
+    """``conv`` as ``agent`` sees it: its turns assistant turns, other named speakers' turns user turns."""
+
+    def seen(message: Message) -> Message:
+        if message.role not in ("user", "assistant") or message.name is None or message.tool_calls:
+            return message
+        role: Literal["assistant", "user"] = "assistant" if message.name == agent else "user"
+        return message if role == message.role else message._replace(role=role, content_null=False)
+
+    history = tuple(seen(turn) if isinstance(turn, Message) else turn for turn in conv.history)
+    return conv._replace(history=history, current=tuple(seen(m) for m in conv.current))
+
+
+def _named_assistant_media(messages: list[Message]) -> bool:
+    return any(
+        m.role == "assistant"
+        and m.name is not None
+        and not isinstance(m.content, str)
+        and any(part.type != "text" for part in m.content)
+        for m in messages
+    )
+
+
+def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool:
+    """Whether ``"chat"`` must fall back to ``"multi_agent"`` for this dialect."""
+    if dialect in _NO_ASSISTANT_MEDIA and _named_assistant_media(messages):
+        return True  # an agent's shared image can reach the model only inside a user turn
+    alternate, user_last = _NEEDS.get(dialect, (False, False))
+    tool_role = _TOOL_ROLE.get(dialect, "tool")
+    turns = [m for m in messages if m.role != "system"]
+    if alternate:
+        for before, after in zip(turns, turns[1:]):
+            role_before = tool_role if before.role == "tool" else before.role
+            role_after = tool_role if after.role == "tool" else after.role
+            if role_before != role_after or "tool" in (before.role, after.role):
+                continue  # a tool result joining the user turn is the API's own shape
+            if before.name != after.name:
+                return True
+    return user_last and not has_label and bool(turns) and turns[-1].role not in ("user", "tool")
+
+
+def _unnamed(conv: Conversation) -> bool:
+    """No turn names a speaker (a tool result's name is its function's), so at most the two roles talk."""
+    for turn in conv.history:
+        if type(turn) is not tuple and turn.name is not None and turn.role != "tool":  # type: ignore[union-attr]
+            return False
+    return all(m.name is None or m.role == "tool" for m in conv.current)
+
+
+def _lacks_final_user_turn(conv: Conversation, dialect: str) -> bool:
+    """The dialect needs the conversation to end on a user turn (or tool results) and it does not."""
+    if not _NEEDS.get(dialect, (False, False))[1] or conv.label is not None:
+        return False
+    for message in reversed(conv.turn()):
+        if message.role != "system":
+            return message.role not in ("user", "tool")
+    for turn in reversed(conv.history):
+        if type(turn) is tuple:
+            return True  # a (question, answer) pair ends on the answer
+        if turn.role != "system":
+            return turn.role not in ("user", "tool")
+    return False
+
+
+def _speakers(messages: list[Message]) -> int:
+    return len({speaker_of(m) for m in messages if m.role in ("user", "assistant")})
+
+
+def _text(content: str | tuple[ContentPart, ...]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.text for part in content if part.type == "text")
+
+
+def _speaker_label(message: Message) -> str:
+    """The speaker as a line prefix; a name spanning lines could forge another speaker's line."""
+    name = speaker_of(message)
+    if len(name.splitlines()) > 1 or name.endswith(("\n", "\r")) or "\x85" in name:
+        raise MessageError(
+            f"name {name[:40]!r}: a speaker's name must be one line (it starts a 'name: text' line of the "
+            "merged history); remove the line break"
+        )
+    return name
+
+
+def _lines(messages: list[Message]) -> tuple[list[str], list[ContentPart]]:
+    """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts."""
+    lines: list[str] = []
+    media: list[ContentPart] = []
+    for message in messages:
+        text = _text(message.content)
+        if message.role == "tool":
+            result = {"type": "tool_result", "id": message.tool_call_id, "name": message.name, "output": text}
+            lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
+            continue
+        if text:
+            lines.append(f"{_speaker_label(message)}: {text}")
+        for call in message.tool_calls:
+            use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+            lines.append(f"<tool_use>{json.dumps(use, ensure_ascii=False)}</tool_use>")
+        if not isinstance(message.content, str):
+            media.extend(part for part in message.content if part.type != "text")
+    return lines, media
+
+
+def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
+    """The conversation as a system prompt and one user message of ``name: text`` lines."""
+    messages = _messages(conv._replace(label=None))
+    first_system = ""
+    if messages and messages[0].role == "system" and not conv.system_text:
+        first_system, messages = _text(messages[0].content), messages[1:]  # AgentScope: a leading system Msg
+    system = conv.system_text or first_system
+    lines, media = _lines(messages)
+    place = _SYSTEM_PLACE.get(dialect, "field")
+    components = [system if system.endswith("\n") else system + "\n"] if system and place != "field" else []
+    if lines:
+        components += [header, *lines]
+    text = "\n".join(components)
+    content: str | tuple[ContentPart, ...] = text
+    if media:
+        text_part = ContentPart("text", text)
+        content = (text_part, *media)  # AgentScope 0.0.x's order (0.1.x's DashScope puts media first)
+    role: Literal["user", "system"] = "system" if place == "system_message" else "user"
+    return Conversation(
+        system=system if place == "field" else "",
+        tools=conv.tools,
+        current=(Message(role, content),),
+        label=conv.label,
+    )
+
+
+def arrange(
+    conv: Conversation,
+    dialect: str,
+    strategy: str | None = None,
+    history_header: str | None = None,
+    as_agent: str | None = None,
+) -> Conversation:
+    """``conv`` rearranged for ``dialect`` ("text" for a local model) under the options."""
+    if as_agent is not None:
+        conv = point_of_view(conv, as_agent)
+    if strategy is None:
+        if dialect == "ollama_generate":
+            strategy = "multi_agent"
+        elif dialect == "text":
+            return conv
+        else:
+            strategy = "chat" if dialect == "openai" else "auto"
+    if strategy == "multi_agent" or dialect == "ollama_generate":
+        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+    if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect):
+        return conv  # the common case, decided without building the messages: the roles are the speakers
+    messages = _messages(conv)
+    if strategy == "auto" and _speakers(messages) > 2 and dialect != "openai":
+        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+    if _needs_merge(messages, dialect, conv.label is not None):
+        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+    return conv
+
+
+def arrange_text(
+    conv: Conversation, strategy: str | None, history_header: str | None, as_agent: str | None
+) -> Conversation:
+    """:func:`arrange` for the text format of a local model, once the options are checked."""
+    checked_options(strategy, history_header, as_agent)
+    return arrange(conv, "text", strategy, history_header, as_agent)
