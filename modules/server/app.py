@@ -170,7 +170,7 @@ def create_app(
         options = generation_options(body, chat=True)
         cancel = state.admit()
         try:
-            request = await run_in_threadpool(lambda: module.prepare(messages, tools, **options))
+            request = await run_in_threadpool(lambda: _without_local_files(module.prepare, messages, tools, **options))
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc) from None
@@ -215,7 +215,7 @@ def create_app(
         options = generation_options(body, chat=False)
         cancel = state.admit()
         try:
-            request = await run_in_threadpool(lambda: module.prepare_text(prompt, **options))
+            request = await run_in_threadpool(lambda: _without_local_files(module.prepare_text, prompt, **options))
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc) from None
@@ -280,3 +280,12 @@ async def _generate(state: ServerState, request: Any, cancel: threading.Event, h
     if done.finish_reason == "cancelled":
         raise cancelled_error(state)
     return done
+
+
+def _without_local_files(prepare: Any, *args: Any, **kwargs: Any) -> Any:
+    """Render a client's request with local media paths refused: a path in an HTTP request names a file
+    on the server's disk, which a client must never get read into a prompt."""
+    from prompter.render.media import local_files
+
+    with local_files(False):
+        return prepare(*args, **kwargs)
