@@ -75,10 +75,11 @@ from modules.errors import (
     status_error_class,
 )
 from modules.online.config import Secret, Timeout
+from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
-from modules.online.sources import Source, get_source, resolve_api_key
+from modules.online.sources import Source, get_source, resolve_api_key, resolve_base_url
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
 
@@ -169,7 +170,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
-        url = base_url or src.base_url
+        url = resolve_base_url(src, base_url)
         if not url:
             raise ModuleConfigError(f"source {src.name!r} needs base_url=... (e.g. 'http://127.0.0.1:8000/v1')")
         if not isinstance(url, str):
@@ -203,12 +204,15 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         self.timeout = Timeout.of(timeout)
         self.retry = policy
         self._url = self.base_url + "/chat/completions"
+        # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
+        self._dialect: Dialect | None = dialect_for(src.dialect)
         self._generation = ModuleBase._check_options(dict(generation or {}))
         self._headers: Mapping[str, str] = MappingProxyType(
             {
                 "Content-Type": "application/json",
                 "Accept": "application/json",
                 "User-Agent": _USER_AGENT,
+                **(self._dialect.headers() if self._dialect else {}),
                 **dict(headers or {}),
             }
         )
@@ -254,8 +258,14 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         generation: dict[str, Any],
     ) -> ChatRequest:
         # the prompter validates and copies the tools (a ToolsError names what is wrong)
-        prompt = self.prompter.generate_prompt(input, history=history, tools=tools, format="openai")
+        dialect = self._dialect
+        prompt = self.prompter.generate_prompt(
+            input, history=history, tools=tools, format="openai" if dialect is None else dialect.format
+        )
         options = {**self._generation, **generation}
+        if dialect is not None:
+            native = dialect.request(self.base_url, self.model, prompt, options)
+            return ChatRequest(url=native.url, headers=self._headers, body=native.body)
         body = {"model": options.pop("model", self.model), **prompt, **options}
         return ChatRequest(url=self._url, headers=self._headers, body=body)
 
@@ -267,7 +277,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         if request.stream:
             headers["Accept"] = "text/event-stream"
         if self._backend.api_key is not None:
-            headers["Authorization"] = "Bearer " + self._backend.api_key.reveal()
+            key = self._backend.api_key.reveal()
+            headers.update({"Authorization": "Bearer " + key} if self._dialect is None else self._dialect.auth(key))
         session = self._backend.session
         return session.post(request.url, data=content, headers=headers, timeout=timeout, stream=True)
 
@@ -276,7 +287,11 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         return self._parse_completion(outcome.body, outcome.status)
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamDelta]:
-        request = replace(request, stream=True, body={**request.body, "stream": True})
+        if self._dialect is None:
+            request = replace(request, stream=True, body={**request.body, "stream": True})
+        else:
+            native = self._dialect.streamed(request.url, request.body)
+            request = replace(request, stream=True, url=native.url, body=native.body)
         outcome = self._request(request)
         response = outcome.response
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
@@ -402,8 +417,13 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         )
 
     def _iter_stream(self, response: requests.Response, deadline: float | None) -> Iterator[StreamDelta]:
-        state = ChatStreamState(scrub=self._scrubber.value)
-        decoder = SSEDecoder(max_line=self.max_response_bytes)
+        state: StreamState
+        decoder: Decoder
+        if self._dialect is None:
+            state, decoder = ChatStreamState(scrub=self._scrubber.value), SSEDecoder(max_line=self.max_response_bytes)
+        else:
+            state = self._dialect.stream_state(self._scrubber.value)
+            decoder = self._dialect.decoder(self.max_response_bytes)
         shown = StreamScrubber(self._scrubber)
         read = _reader(response)
         size = 0
@@ -460,13 +480,13 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             return None
         return replace(delta, text=text)
 
-    def _cut_short(self, exc: BaseException, state: ChatStreamState) -> StreamInterruptedError:
+    def _cut_short(self, exc: BaseException, state: StreamState) -> StreamInterruptedError:
         return StreamInterruptedError(
             f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
             partial_text=self._scrub(state.text),
         )
 
-    def _stream_deadline_error(self, state: ChatStreamState) -> StreamTimeoutError:
+    def _stream_deadline_error(self, state: StreamState) -> StreamTimeoutError:
         return StreamTimeoutError(
             f"the stream ran past the total deadline of {self.timeout.total} s after {len(state.text)} characters "
             "(raise it with timeout=Timeout(total=...))",
@@ -488,7 +508,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
             raise APIError(f"the server answered {status} with an error: {shown(message, 500)}")
-        return completion_of(data)
+        return completion_of(data) if self._dialect is None else self._dialect.completion(data)
 
     def _describe(self, exc: BaseException) -> str:
         _forget(exc)
@@ -518,7 +538,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                     message = value if isinstance(value, str) else shown(value, 500)
             elif isinstance(error, str):
                 message = error
-        request_id = headers.get("x-request-id")
+        request_id = headers.get("x-request-id") or headers.get("request-id")  # Anthropic: request-id
         return status_error_class(status)(
             message,
             status_code=status,
