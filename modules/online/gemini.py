@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, StreamError
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
     Collected,
     Decoder,
@@ -143,7 +143,11 @@ class GeminiDialect:
         if stop is not None:
             config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
         given = options.pop("generationConfig", None)
-        if isinstance(given, Mapping):
+        if given is not None and not isinstance(given, Mapping):
+            raise ModuleConfigError(
+                f"generation option 'generationConfig': expected a mapping, got {type(given).__name__}"
+            )
+        if given is not None:
             config = {**given, **config}
         body: dict[str, Any] = {**prompt, **options}
         if config:

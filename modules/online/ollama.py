@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, StreamError
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
     Collected,
     NativeFormat,
@@ -150,7 +150,9 @@ class OllamaDialect:
         if stop is not None:
             native["stop"] = [stop] if isinstance(stop, str) else list(stop)
         given = options.pop("options", None)
-        if isinstance(given, Mapping):
+        if given is not None and not isinstance(given, Mapping):
+            raise ModuleConfigError(f"generation option 'options': expected a mapping, got {type(given).__name__}")
+        if given is not None:
             native = {**given, **native}
         body: dict[str, Any] = {"model": options.pop("model", model), **prompt, "stream": False, **options}
         if native:
