@@ -155,7 +155,6 @@ class AnthropicStreamState(Collected):
     """Folds Anthropic's stream events into deltas; tool calls are handed on whole, at the stop reason."""
 
     scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
-    model: str | None = None
     message_id: str | None = None
     _blocks: dict[int, _Block] = field(default_factory=dict)
     _emitted: bool = False

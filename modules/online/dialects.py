@@ -159,4 +159,5 @@ class Collected:
     done: bool = False
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
+    model: str | None = None
     calls: list[ToolCall] = field(default_factory=list)

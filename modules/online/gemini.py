@@ -204,6 +204,8 @@ class GeminiStreamState(Collected):
             )
         if self.finish_reason is not None:
             return None  # nothing is expected after the finish
+        if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
+            self.model = data["modelVersion"]
         chunk = _read(data, _WHERE)
         self.text += chunk.text
         self.calls += chunk.calls

@@ -76,6 +76,7 @@ from modules.errors import (
 )
 from modules.online.config import Secret, Timeout
 from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
+from modules.online.response import OnlineChatStream, Response, StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
@@ -206,6 +207,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         self._url = self.base_url + "/chat/completions"
         # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
         self._dialect: Dialect | None = dialect_for(src.dialect)
+        self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
         self._generation = ModuleBase._check_options(dict(generation or {}))
         self._headers: Mapping[str, str] = MappingProxyType(
             {
@@ -235,6 +237,37 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         )
 
     # -- lifecycle -------------------------------------------------------------
+
+    # -- whole responses -----------------------------------------------------------
+
+    def respond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """Ask the model; return the whole :class:`~modules.online.response.Response`
+        (text, tool calls, finish reason, usage, model, request id, raw body)."""
+        outcome = self._request(self.build_request(input, history, tools, **generation))
+        completion = self._parse_completion(outcome.body, outcome.status)
+        return Response.of(completion, self._request_id(outcome.headers))
+
+    def stream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> OnlineChatStream:
+        """As :meth:`ModuleBase.stream`; once read to its end, ``.response`` is the whole
+        :class:`~modules.online.response.Response` (usage where the API reports it)."""
+        end = StreamEnd()
+        return OnlineChatStream(self._stream(self.build_request(input, history, tools, **generation), end), end)
+
+    def _request_id(self, headers: Mapping[str, str]) -> str | None:
+        found = request_id_of(headers)
+        return None if found is None else self._scrub(found)
 
     def close(self) -> None:
         """Close the connection pool (shared by every ``share()`` handle)."""
@@ -286,13 +319,16 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         outcome = self._request(request)
         return self._parse_completion(outcome.body, outcome.status)
 
-    def _stream(self, request: ChatRequest) -> Iterator[StreamDelta]:
+    def _stream(self, request: ChatRequest, end: StreamEnd | None = None) -> Iterator[StreamDelta]:
+        end = end or StreamEnd()
         if self._dialect is None:
-            request = replace(request, stream=True, body={**request.body, "stream": True})
+            usage = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
+            request = replace(request, stream=True, body={**usage, **request.body, "stream": True})
         else:
             native = self._dialect.streamed(request.url, request.body)
             request = replace(request, stream=True, url=native.url, body=native.body)
         outcome = self._request(request)
+        end.request_id = self._request_id(outcome.headers)
         response = outcome.response
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
         if response.headers.get("content-type", "").startswith("application/json"):
@@ -307,8 +343,9 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             if failure is not None:  # raised here, outside the handler: no __context__ holding server data
                 raise failure
             done = self._parse_completion(body, response.status_code)
+            end.usage, end.model, end.ended = done.usage, model_of(done.raw), True
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
-        return self._iter_stream(response, outcome.deadline)
+        return self._iter_stream(response, outcome.deadline, end)
 
     def _request(self, request: ChatRequest) -> _Outcome:
         """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
@@ -416,7 +453,9 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             "pass OnlineChatModule(max_response_bytes=...) to accept larger answers"
         )
 
-    def _iter_stream(self, response: requests.Response, deadline: float | None) -> Iterator[StreamDelta]:
+    def _iter_stream(
+        self, response: requests.Response, deadline: float | None, end: StreamEnd | None = None
+    ) -> Iterator[StreamDelta]:
         state: StreamState
         decoder: Decoder
         if self._dialect is None:
@@ -459,6 +498,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                     f"the stream ended without [DONE] or a finish reason after {len(state.text)} characters",
                     partial_text=self._scrub(state.text),
                 )
+            if end is not None:  # read to its end: the whole response is known
+                end.usage, end.model, end.ended = getattr(state, "usage", None), getattr(state, "model", None), True
             rest = shown.flush()
             if rest:
                 yield StreamDelta(text=rest)

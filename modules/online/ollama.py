@@ -192,7 +192,6 @@ class OllamaStreamState(Collected):
     """Folds the NDJSON lines of ``/api/chat`` into deltas; tool calls are handed on at ``done``."""
 
     scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
-    model: str | None = None
 
     @property
     def complete(self) -> bool:

@@ -63,21 +63,27 @@ class Source:
     """The wire protocol: ``"openai"`` (chat completions), ``"anthropic"``, ``"gemini"`` or ``"ollama"``."""
     base_url_env: tuple[str, ...] = ()
     """Environment variables the base URL is read from when ``base_url=`` is not given, first set wins."""
+    stream_usage: bool = False
+    """Whether an OpenAI-compatible stream asks for usage (``stream_options.include_usage``): only where
+    the provider documents it, since a server that does not know the field may refuse the request."""
 
 
 SOURCES: Mapping[str, Source] = {
     s.name: s
     for s in (
         Source(
-            "openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",), base_url_env=("OPENAI_BASE_URL",)
+            "openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",),
+            base_url_env=("OPENAI_BASE_URL",),
+            stream_usage=True,
         ),
-        Source("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",)),
+        Source("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",), stream_usage=True),
         Source(
             "qwen",
             "https://dashscope.aliyuncs.com/compatible-mode/v1",
             "qwen-plus",
             ("DASHSCOPE_API_KEY", "QWEN_API_KEY"),
             aliases=("dashscope", "tongyi"),
+            stream_usage=True,
         ),
         Source(
             "glm",
@@ -99,6 +105,7 @@ SOURCES: Mapping[str, Source] = {
             "doubao-1-5-pro-32k-250115",
             ("ARK_API_KEY", "DOUBAO_API_KEY"),
             aliases=("ark", "volcengine"),
+            stream_usage=True,
         ),
         Source(
             "siliconflow",

@@ -215,6 +215,7 @@ class ChatStreamState:
     finish_reason: str | None = None
     done: bool = False
     usage: dict[str, Any] | None = None
+    model: str | None = None
     scrub: Callable[[Any], Any] = field(default=_same, repr=False)  # masks secrets in each decoded event
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
     _emitted_calls: bool = False
@@ -272,6 +273,9 @@ class ChatStreamState:
                 body=chunk,
                 partial_text=self.text,
             )
+        model = chunk.get("model")
+        if isinstance(model, str) and model:
+            self.model = model  # for the whole response at the end
         usage = chunk.get("usage")
         if usage is not None and not isinstance(usage, dict):
             raise invalid("usage", "an object or null", usage, _WHERE)
