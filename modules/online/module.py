@@ -61,7 +61,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 import urllib3
 
-from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta
+from modules.base import AssistantMessage, Completion, ModuleBase, ModuleInput, StreamDelta
 from modules.errors import (
     APIConnectionError,
     APIError,
@@ -74,6 +74,7 @@ from modules.errors import (
     StreamTimeoutError,
     status_error_class,
 )
+from modules.online.aio import AsyncChatStream, AsyncRunner
 from modules.online.config import Secret, Timeout
 from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
 from modules.online.response import OnlineChatStream, Response, StreamEnd, model_of, request_id_of
@@ -208,6 +209,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
         self._dialect: Dialect | None = dialect_for(src.dialect)
         self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
+        self._async = AsyncRunner()  # threads for acall/astream, shared by share() handles
         self._generation = ModuleBase._check_options(dict(generation or {}))
         self._headers: Mapping[str, str] = MappingProxyType(
             {
@@ -265,12 +267,48 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         end = StreamEnd()
         return OnlineChatStream(self._stream(self.build_request(input, history, tools, **generation), end), end)
 
+    async def acall(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> str | AssistantMessage:
+        """``await m.acall(...)``: the call of ``m(...)``, run off the event loop (see :mod:`modules.online.aio`)."""
+        return await self._async.run(self.__call__, input, history, tools, **generation)
+
+    async def arespond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
+        return await self._async.run(self.respond, input, history, tools, **generation)
+
+    def astream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> AsyncChatStream:
+        """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop."""
+        request = self.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
+        return AsyncChatStream(self._async, lambda: self._open_stream(request))
+
+    def _open_stream(self, request: ChatRequest) -> OnlineChatStream:
+        end = StreamEnd()
+        return OnlineChatStream(self._stream(request, end), end)
+
     def _request_id(self, headers: Mapping[str, str]) -> str | None:
         found = request_id_of(headers)
         return None if found is None else self._scrub(found)
 
     def close(self) -> None:
         """Close the connection pool (shared by every ``share()`` handle)."""
+        self._async.close()
         if self._backend.owns_session and not self._backend.closed:
             _close_session(self._backend.session)
         self._backend.closed = True

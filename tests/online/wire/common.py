@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +30,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    client_port: int = 0
 
 
 class Rejected(Exception):
@@ -50,6 +52,7 @@ class WireServer:
         self.received: list[Received] = []
         self.script: list[Answer] = []
         self.rejections: list[Answer] = []
+        self.delay = 0.0  # seconds before each answer (a model thinking), for concurrency tests
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,8 +69,10 @@ class WireServer:
                 except ValueError:
                     body = raw
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                received = Received(self.command, self.path, headers, body)
+                received = Received(self.command, self.path, headers, body, self.client_address[1])
                 outer.received.append(received)
+                if outer.delay:
+                    time.sleep(outer.delay)
                 if outer.script:
                     answer = outer.script.pop(0)
                 else:

@@ -1,0 +1,123 @@
+"""Async calls: ``await m.acall(...)`` and ``async for piece in m.astream(...)``.
+
+The blocking client runs on a small thread pool owned by the module (shared by
+its ``share()`` handles), so the event loop never waits on a socket: each call,
+and each step of a stream, is one job on the pool. Everything the sync path
+guarantees holds unchanged (retries, the total deadline, the size cap, masked
+secrets, typed errors), because it *is* the sync path.
+
+The pool has :data:`ASYNC_WORKERS` threads, as many as the connection pool
+keeps per host, so concurrent calls reuse connections instead of opening and
+discarding them; more concurrent calls than that wait their turn, without
+extra threads or sockets. Cancelling an awaiting task does not interrupt the
+call already running on its thread: that call ends within its timeout and its
+result is dropped (a stream is closed at its next step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from modules.base import ToolCall
+from modules.online.response import OnlineChatStream, Response
+
+__all__ = ["ASYNC_WORKERS", "AsyncChatStream", "AsyncRunner"]
+
+#: Threads per module for async calls: requests' connection pool size per host.
+ASYNC_WORKERS = 10
+
+T = TypeVar("T")
+_END = object()
+
+
+class AsyncRunner:
+    """The module's thread pool for async calls, made on first use and shut down by ``close()``."""
+
+    def __init__(self, workers: int = ASYNC_WORKERS) -> None:
+        self.workers = workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def __copy__(self) -> AsyncRunner:
+        return self  # share() handles use the same pool
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AsyncRunner:
+        return self
+
+    async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="prompter-async")
+            pool = self._pool
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(pool, functools.partial(function, *args, **kwargs))
+
+    def close(self) -> None:
+        """Stop the threads (after the jobs already running)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class AsyncChatStream:
+    """``async for piece in stream``; afterwards ``text``, ``tool_calls``, ``finish_reason`` and ``response``
+    as on :class:`~modules.online.response.OnlineChatStream`. ``async with`` (or ``await aclose()``)
+    releases the connection when you stop early."""
+
+    def __init__(self, runner: AsyncRunner, opened: Callable[[], OnlineChatStream]) -> None:
+        self._runner = runner
+        self._open = opened
+        self._stream: OnlineChatStream | None = None
+
+    async def _opened(self) -> OnlineChatStream:
+        if self._stream is None:
+            self._stream = await self._runner.run(self._open)
+        return self._stream
+
+    def __aiter__(self) -> AsyncChatStream:
+        return self
+
+    async def __anext__(self) -> str:
+        stream = await self._opened()
+        piece = await self._runner.run(_next, stream)
+        if piece is _END:
+            raise StopAsyncIteration
+        assert isinstance(piece, str)  # noqa: S101 - a ChatStream yields text pieces
+        return piece
+
+    async def aclose(self) -> None:
+        if self._stream is not None:
+            await self._runner.run(self._stream.close)
+
+    async def __aenter__(self) -> AsyncChatStream:
+        await self._opened()  # the request is sent here, so its errors raise here
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def text(self) -> str:
+        return "" if self._stream is None else self._stream.text
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [] if self._stream is None else self._stream.tool_calls
+
+    @property
+    def finish_reason(self) -> str | None:
+        return None if self._stream is None else self._stream.finish_reason
+
+    @property
+    def response(self) -> Response | None:
+        return None if self._stream is None else self._stream.response
+
+
+def _next(stream: Iterator[str]) -> object:
+    return next(stream, _END)
