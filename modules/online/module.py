@@ -48,6 +48,7 @@ exceptions, whose text includes URLs and could include more.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import logging
@@ -301,6 +302,28 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
     def _open_stream(self, request: ChatRequest) -> OnlineChatStream:
         end = StreamEnd()
         return OnlineChatStream(self._stream(request, end), end)
+
+    def with_options(
+        self,
+        *,
+        timeout: float | Timeout | None = None,
+        max_retries: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> OnlineChatModule:
+        """A handle on the same backend (pool, key) and prompter with other call settings, in the
+        spirit of the openai client's ``with_options``: ``m.with_options(timeout=5, max_retries=0)("hi")``.
+        ``headers`` are added to (and override) the module's. The module itself is unchanged."""
+        twin = copy.copy(self)
+        if timeout is not None:
+            twin.timeout = Timeout.of(timeout)
+        if max_retries is not None:
+            twin.retry = replace(self.retry, max_retries=max_retries)
+        if headers is not None:
+            twin._headers = MappingProxyType({**self._headers, **dict(headers)})
+            key = self._backend.api_key
+            twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])
+            mask_library_logs(twin._scrubber)
+        return twin
 
     def _request_id(self, headers: Mapping[str, str]) -> str | None:
         found = request_id_of(headers)
