@@ -142,10 +142,12 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
     Arguments:
         source: a provider from :data:`modules.online.sources.SOURCES` (``"openai"``,
             ``"deepseek"``, ``"qwen"``, ``"glm"``, ``"kimi"``, ``"doubao"``,
-            ``"siliconflow"``, ``"ollama"``, ``"openai-compatible"``). Default:
+            ``"siliconflow"``, ``"ollama-openai"``, ``"openai-compatible"``; natively:
+            ``"anthropic"``, ``"gemini"``, ``"ollama"``, see :mod:`modules.online.dialects`). Default:
             ``"openai-compatible"`` when ``base_url`` is given, else ``"openai"``.
         model: the model name; default: the source's default model.
-        base_url: the API root (``.../v1``); default: the source's.
+        base_url: the API root (``.../v1``; for a native source the provider root, as its SDK takes it);
+            default: the source's base-URL variable (``OPENAI_BASE_URL``...), else its default.
         api_key: default: the source's environment variable (e.g. ``DEEPSEEK_API_KEY``).
         timeout: seconds, or a :class:`Timeout` (connect, read, total).
         max_retries: retries after the first attempt (default 2).
