@@ -57,6 +57,7 @@ class WireServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -81,7 +82,10 @@ class WireServer:
                     except Rejected as exc:
                         answer = exc.answer
                         outer.rejections.append(answer)
-                self._write(answer)
+                try:
+                    self._write(answer)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading (it had what it needed, or it gave up): not a server fault
 
             do_POST = _serve
             do_GET = _serve
