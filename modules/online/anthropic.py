@@ -77,6 +77,7 @@ class AnthropicDialect:
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
         refuse_options(options, _UNSUPPORTED, "Anthropic")
         options = dict(options)
+        options.pop("n", None)  # n=1 (anything else was refused above)
         limit = options.pop("max_tokens", None) or options.pop("max_completion_tokens", None)
         options.pop("max_completion_tokens", None)
         stop = options.pop("stop", None)

@@ -119,9 +119,10 @@ def dialect_for(name: str) -> Dialect | None:
 
 
 def refuse_options(options: Mapping[str, Any], unsupported: Mapping[str, str], provider: str) -> None:
-    """Raise a :class:`ModuleConfigError` for an OpenAI option this provider has no equivalent of."""
+    """Raise a :class:`ModuleConfigError` for an OpenAI option this provider has no equivalent of
+    (``n=1``, what every provider does anyway, is accepted; the caller drops it)."""
     for name, why in unsupported.items():
-        if name in options:
+        if name in options and not (name == "n" and options[name] == 1):
             raise ModuleConfigError(f"generation option {name!r} is not supported by {provider}: {why}")
 
 

@@ -142,6 +142,7 @@ class OllamaDialect:
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
         refuse_options(options, {"n": "it returns one message per request"}, "Ollama")
         options = dict(options)
+        options.pop("n", None)  # n=1 (anything else was refused above)
         native: dict[str, Any] = {}
         for option, key in _OPTIONS.items():
             if option in options:

@@ -13,6 +13,7 @@ from modules import OnlineChatModule
 from modules.errors import (
     AuthenticationError,
     BadRequestError,
+    InternalServerError,
     ModuleConfigError,
     StreamError,
     StreamInterruptedError,
@@ -67,6 +68,9 @@ def test_generation_options_are_translated_and_openai_only_ones_refused(server):
     assert m("hi", max_tokens=50, stop=["END"], temperature=0.5, top_k=3) == "Hello from Claude."
     with pytest.raises(ModuleConfigError, match="seed"):
         m.build_request("hi", seed=1)
+    with pytest.raises(ModuleConfigError, match="'n'"):
+        m.build_request("hi", n=2)
+    assert "n" not in m.build_request("hi", n=1).body
 
 
 def test_stream_yields_text_deltas_and_ends_with_the_finish_reason(server):
@@ -121,9 +125,9 @@ def test_529_overloaded_is_retried_like_a_5xx_and_raised_when_it_persists(server
     assert make(server, clock)("hi") == "Hello from Claude."
     assert len(server.received) == 2
     server.script[:] = [overloaded] * 3
-    with pytest.raises(Exception, match="Overloaded") as info:
+    with pytest.raises(InternalServerError, match="Overloaded") as info:
         make(server, clock)("hi")
-    assert info.value.status_code == 529  # type: ignore[attr-defined]
+    assert info.value.status_code == 529 and len(server.received) == 2 + 3
 
 
 def test_400_is_a_bad_request_error_with_the_servers_message(server):
