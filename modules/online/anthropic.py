@@ -124,6 +124,9 @@ class AnthropicDialect:
             raw=data,
         )
 
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        return status == 401
+
     def stream_state(self, scrub: Callable[[Any], Any]) -> AnthropicStreamState:
         return AnthropicStreamState(scrub=scrub)
 

@@ -92,6 +92,10 @@ class Dialect(Protocol):
 
     def stream_state(self, scrub: Callable[[Any], Any]) -> StreamState: ...
 
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        """Whether an error answer means a wrong key, whatever its status (it becomes an AuthenticationError)."""
+        ...
+
     def decoder(self, max_line: int) -> Decoder: ...
 
 

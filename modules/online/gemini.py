@@ -174,6 +174,16 @@ class GeminiDialect:
             raw=data,
         )
 
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        """401, or the 400 Google answers for a wrong API key (an ``ErrorInfo`` with reason ``API_KEY_INVALID``)."""
+        if status == 401:
+            return True
+        error = body.get("error") if isinstance(body, dict) else None
+        details = error.get("details") if isinstance(error, dict) else None
+        return isinstance(details, list) and any(
+            isinstance(d, dict) and d.get("reason") == "API_KEY_INVALID" for d in details
+        )
+
     def stream_state(self, scrub: Callable[[Any], Any]) -> GeminiStreamState:
         return GeminiStreamState(scrub=scrub)
 

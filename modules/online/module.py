@@ -69,6 +69,7 @@ from modules.errors import (
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    AuthenticationError,
     ModuleConfigError,
     StreamError,
     StreamInterruptedError,
@@ -643,7 +644,10 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             elif isinstance(error, str):
                 message = error
         request_id = headers.get("x-request-id") or headers.get("request-id")  # Anthropic: request-id
-        return status_error_class(status)(
+        kind = status_error_class(status)
+        if self._dialect is not None and self._dialect.is_auth_failure(status, body):
+            kind = AuthenticationError  # e.g. Gemini answers a wrong API key with 400 API_KEY_INVALID
+        return kind(
             message,
             status_code=status,
             request_id=None if request_id is None else self._scrub(request_id),

@@ -181,6 +181,9 @@ class OllamaDialect:
             raw=data,
         )
 
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        return status == 401
+
     def stream_state(self, scrub: Callable[[Any], Any]) -> OllamaStreamState:
         return OllamaStreamState(scrub=scrub)
 
