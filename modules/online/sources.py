@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from modules.errors import ModuleConfigError
 
@@ -213,9 +214,20 @@ def resolve_base_url(source: Source, base_url: str | None, env: Mapping[str, str
 
 
 def _ollama_host(value: str) -> str:
-    url = value if "://" in value else "http://" + value
-    scheme, _, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    if ":" not in host.rsplit("]", 1)[-1]:
-        host += ":11434"
-    return f"{scheme}://{host}{slash}{path}".rstrip("/")
+    """``OLLAMA_HOST`` as the Ollama client reads it: no scheme means ``http`` and port 11434;
+    ``http://`` and ``https://`` without a port mean 80 and 443; an empty host is 127.0.0.1."""
+    scheme, sep, rest = value.partition("://")
+    if sep:
+        default_port = {"http": 80, "https": 443}.get(scheme.lower(), 11434)
+    else:
+        scheme, rest, default_port = "http", value, 11434
+    try:
+        parts = urlsplit(f"{scheme}://{rest}")
+        port = parts.port or default_port
+    except ValueError:
+        raise ModuleConfigError(f"OLLAMA_HOST={value!r} is not host[:port] or a URL") from None
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    path = parts.path.strip("/")
+    return f"{scheme}://{host}:{port}" + (f"/{path}" if path else "")

@@ -136,7 +136,16 @@ def test_ollama_host_is_read_like_the_ollama_client_reads_it(monkeypatch):
     assert resolve_base_url(source, None, {}) == "http://localhost:11434"
     assert resolve_base_url(source, None, {"OLLAMA_HOST": "0.0.0.0"}) == "http://0.0.0.0:11434"
     assert resolve_base_url(source, None, {"OLLAMA_HOST": "gpu-box:8080"}) == "http://gpu-box:8080"
-    assert resolve_base_url(source, None, {"OLLAMA_HOST": "https://o.example.com"}) == "https://o.example.com:11434"
+    assert resolve_base_url(source, None, {"OLLAMA_HOST": "https://o.example.com"}) == "https://o.example.com:443"
+    assert resolve_base_url(source, None, {"OLLAMA_HOST": "http://o.example.com/"}) == "http://o.example.com:80"
+    assert resolve_base_url(source, None, {"OLLAMA_HOST": ":5678"}) == "http://127.0.0.1:5678"
+    assert resolve_base_url(source, None, {"OLLAMA_HOST": "[::1]:5678"}) == "http://[::1]:5678"
+    assert resolve_base_url(source, None, {"OLLAMA_HOST": "h:1/proxy/"}) == "http://h:1/proxy"
+    with pytest.raises(ModuleConfigError, match="OLLAMA_HOST"):
+        resolve_base_url(source, None, {"OLLAMA_HOST": "h:notaport"})
+    for broken in ("::1", "http://[::1"):
+        with pytest.raises(ModuleConfigError, match="OLLAMA_HOST"):
+            resolve_base_url(source, None, {"OLLAMA_HOST": broken})
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
     assert OnlineChatModule("ollama").build_request("hi").url == "http://127.0.0.1:9/api/chat"
     assert OnlineChatModule("ollama-openai").build_request("hi").url == "http://localhost:11434/v1/chat/completions"
