@@ -63,3 +63,14 @@ def test_a_gemini_key_given_as_a_header_is_masked_when_echoed():
             m.with_options(headers={"x-goog-api-key": other})("hi")
         assert server.received[0].headers["x-goog-api-key"] in (other, GEMINI_KEY)
     assert other not in str(info.value) and other not in repr(info.value.body)
+
+
+def test_openai_base_url_is_honoured_and_base_url_wins(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")
+    assert OnlineChatModule().build_request("hi").url == "http://127.0.0.1:9/v1/chat/completions"
+    assert OnlineChatModule("openai").build_request("hi").url == "http://127.0.0.1:9/v1/chat/completions"
+    explicit = OnlineChatModule("openai", base_url="http://127.0.0.1:8/v1")
+    assert explicit.build_request("hi").url == "http://127.0.0.1:8/v1/chat/completions"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert OnlineChatModule().build_request("hi").url == "https://api.openai.com/v1/chat/completions"
