@@ -3,7 +3,10 @@
 - ``module``: ``OnlineChatModule`` itself — build the request, send it, read the answer;
 - ``sources``: the table of providers (endpoint, key variable, dialect);
 - ``retry``: the retry policy (429/5xx, ``Retry-After``, backoff);
-- ``sse``: the server-sent-events decoder and stream assembly.
+- ``sse``: the server-sent-events decoder and stream assembly;
+- ``dialects``: the seam for native protocols, implemented by ``anthropic``, ``gemini`` and ``ollama``;
+- ``response``: the whole answer (``Response``) of ``respond()`` and of a stream at its end;
+- ``aio``: ``acall`` / ``astream`` on a bounded thread pool.
 """
 
 from modules.online.module import OnlineChatModule
