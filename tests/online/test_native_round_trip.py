@@ -54,3 +54,24 @@ def test_any_tool_arguments_round_trip(source, args, streamed, result):
         answer = m({"role": "tool", "tool_call_id": call["id"], "content": result}, history=history, tools=[TOOL])
         assert not server.rejections, server.rejections[0].body
         assert isinstance(answer, str)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("source", sorted(SERVERS))
+def test_parallel_tool_calls_and_their_results_round_trip(source, streamed):
+    server_class, kw = SERVERS[source]
+    with server_class() as server:
+        server.parallel = 3
+        m = OnlineChatModule(source, base_url=server.base_url, **kw)
+        if streamed:
+            with m.stream("go", tools=[TOOL]) as s:
+                list(s)
+            reply = s.message
+        else:
+            reply = m("go", tools=[TOOL])
+        calls = reply["tool_calls"]
+        assert len(calls) == 3 and len({c["id"] for c in calls}) == 3
+        results = [{"role": "tool", "tool_call_id": c["id"], "content": f"result {i}"} for i, c in enumerate(calls)]
+        history = [{"role": "user", "content": "go"}, reply]
+        assert isinstance(m(results, history=history, tools=[TOOL]), str)
+        assert not server.rejections, server.rejections[0].body

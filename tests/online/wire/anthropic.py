@@ -46,6 +46,7 @@ class AnthropicServer(WireServer):
         self.text = text
         self.tool_input = tool_input if tool_input is not None else {"city": "Paris"}
         self.piece = 7
+        self.parallel = 1  # tool calls per answer
 
     def handle(self, request: Received) -> Answer:
         if request.method != "POST" or request.path != "/v1/messages":
@@ -65,7 +66,8 @@ class AnthropicServer(WireServer):
         blocks: list[dict[str, Any]]
         if body.get("tools") and not answered:
             tool = body["tools"][0]["name"]
-            blocks = [{"type": "tool_use", "id": "toolu_01A", "name": tool, "input": self.tool_input}]
+            blocks = [{"type": "tool_use", "id": "toolu_01A" if i == 0 else f"toolu_0{i + 1}A", "name": tool, "input": self.tool_input}
+                      for i in range(self.parallel)]  # fmt: skip
             stop = "tool_use"
         else:
             blocks = [{"type": "text", "text": self.text}]

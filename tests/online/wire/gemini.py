@@ -68,6 +68,7 @@ class GeminiServer(WireServer):
         self.text = text
         self.tool_input = tool_input if tool_input is not None else {"city": "Paris"}
         self.piece = 9
+        self.parallel = 1  # function calls per answer
 
     def handle(self, request: Received) -> Answer:
         url = urlsplit(request.path)
@@ -92,7 +93,8 @@ class GeminiServer(WireServer):
         answered = any("functionResponse" in part for part in last)
         declarations = [d for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])]
         if declarations and not answered:
-            parts: list[dict[str, Any]] = [{"functionCall": {"name": declarations[0]["name"], "args": self.tool_input}}]
+            call = {"functionCall": {"name": declarations[0]["name"], "args": self.tool_input}}
+            parts: list[dict[str, Any]] = [call] * self.parallel
         else:
             parts = [{"text": self.text}]
         usage = {"promptTokenCount": 9, "candidatesTokenCount": 4, "totalTokenCount": 13}

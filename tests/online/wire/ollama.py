@@ -36,6 +36,7 @@ class OllamaServer(WireServer):
         self.key = key
         self.tool_input: dict[str, Any] = {"city": "Paris"}
         self.piece = 6
+        self.parallel = 1  # tool calls per answer
 
     def handle(self, request: Received) -> Answer:
         if request.method != "POST" or request.path != "/api/chat":
@@ -50,7 +51,8 @@ class OllamaServer(WireServer):
         message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if body.get("tools") and last.get("role") != "tool":
             name = body["tools"][0]["function"]["name"]
-            message = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": self.tool_input}}]}
+            calls = [{"function": {"name": name, "arguments": self.tool_input}}] * self.parallel
+            message = {"role": "assistant", "content": "", "tool_calls": calls}
         done = {"done": True, "done_reason": "stop", "total_duration": 1000, "prompt_eval_count": 11, "eval_count": 6}
         head = {"model": body["model"], "created_at": "2026-01-01T00:00:00Z"}
         if body.get("stream", True) is False:
