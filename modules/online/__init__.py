@@ -6,7 +6,8 @@
 - ``sse``: the server-sent-events decoder and stream assembly;
 - ``dialects``: the seam for native protocols, implemented by ``anthropic``, ``gemini`` and ``ollama``;
 - ``response``: the whole answer (``Response``) of ``respond()`` and of a stream at its end;
-- ``aio``: ``acall`` / ``astream`` on a bounded thread pool.
+- ``calls``: ``respond``, ``acall``, ``arespond``, ``astream``, ``with_options`` (mixed into the module);
+- ``aio``: the bounded thread pool behind the async calls.
 """
 
 from modules.online.module import OnlineChatModule

@@ -48,7 +48,6 @@ exceptions, whose text includes URLs and could include more.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import logging
@@ -62,7 +61,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 import urllib3
 
-from modules.base import AssistantMessage, Completion, ModuleBase, ModuleInput, StreamDelta
+from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta
 from modules.errors import (
     APIConnectionError,
     APIError,
@@ -76,10 +75,11 @@ from modules.errors import (
     StreamTimeoutError,
     status_error_class,
 )
-from modules.online.aio import AsyncChatStream, AsyncRunner
+from modules.online.aio import AsyncRunner
+from modules.online.calls import Calls
 from modules.online.config import Secret, Timeout
 from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
-from modules.online.response import OnlineChatStream, Response, StreamEnd, model_of, request_id_of
+from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
@@ -137,7 +137,7 @@ class _Outcome:
     deadline: float | None = None
 
 
-class OnlineChatModule(ModuleBase[ChatRequest]):
+class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     """A chat model behind an OpenAI-compatible HTTP API.
 
     Arguments:
@@ -243,90 +243,6 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         )
 
     # -- lifecycle -------------------------------------------------------------
-
-    # -- whole responses -----------------------------------------------------------
-
-    def respond(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> Response:
-        """Ask the model; return the whole :class:`~modules.online.response.Response`
-        (text, tool calls, finish reason, usage, model, request id, raw body)."""
-        outcome = self._request(self.build_request(input, history, tools, **generation))
-        completion = self._parse_completion(outcome.body, outcome.status)
-        return Response.of(completion, self._request_id(outcome.headers))
-
-    def stream(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> OnlineChatStream:
-        """As :meth:`ModuleBase.stream`; once read to its end, ``.response`` is the whole
-        :class:`~modules.online.response.Response` (usage where the API reports it)."""
-        end = StreamEnd()
-        return OnlineChatStream(self._stream(self.build_request(input, history, tools, **generation), end), end)
-
-    async def acall(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> str | AssistantMessage:
-        """``await m.acall(...)``: the call of ``m(...)``, run off the event loop (see :mod:`modules.online.aio`)."""
-        return await self._async.run(self.__call__, input, history, tools, **generation)
-
-    async def arespond(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> Response:
-        """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
-        return await self._async.run(self.respond, input, history, tools, **generation)
-
-    def astream(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> AsyncChatStream:
-        """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop."""
-        request = self.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
-        return AsyncChatStream(self._async, lambda: self._open_stream(request))
-
-    def _open_stream(self, request: ChatRequest) -> OnlineChatStream:
-        end = StreamEnd()
-        return OnlineChatStream(self._stream(request, end), end)
-
-    def with_options(
-        self,
-        *,
-        timeout: float | Timeout | None = None,
-        max_retries: int | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> OnlineChatModule:
-        """A handle on the same backend (pool, key) and prompter with other call settings, in the
-        spirit of the openai client's ``with_options``: ``m.with_options(timeout=5, max_retries=0)("hi")``.
-        ``headers`` are added to (and override) the module's. The module itself is unchanged."""
-        twin = copy.copy(self)
-        if timeout is not None:
-            twin.timeout = Timeout.of(timeout)
-        if max_retries is not None:
-            twin.retry = replace(self.retry, max_retries=max_retries)
-        if headers is not None:
-            twin._headers = MappingProxyType({**self._headers, **dict(headers)})
-            key = self._backend.api_key
-            twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])
-            mask_library_logs(twin._scrubber)
-        return twin
 
     def _request_id(self, headers: Mapping[str, str]) -> str | None:
         found = request_id_of(headers)
