@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from modules.base import ToolCall
-from modules.online.response import OnlineChatStream, Response
+from modules.base import AssistantMessage, ChatStream, ModuleBase, ModuleInput, ToolCall
+from modules.online.response import Response
 
-__all__ = ["ASYNC_WORKERS", "AsyncChatStream", "AsyncRunner"]
+__all__ = ["ASYNC_WORKERS", "AsyncCalls", "AsyncChatStream", "AsyncRunner"]
 
 #: Threads per module for async calls: requests' connection pool size per host.
 ASYNC_WORKERS = 10
@@ -70,12 +70,12 @@ class AsyncChatStream:
     as on :class:`~modules.online.response.OnlineChatStream`. ``async with`` (or ``await aclose()``)
     releases the connection when you stop early."""
 
-    def __init__(self, runner: AsyncRunner, opened: Callable[[], OnlineChatStream]) -> None:
+    def __init__(self, runner: AsyncRunner, opened: Callable[[], ChatStream]) -> None:
         self._runner = runner
         self._open = opened
-        self._stream: OnlineChatStream | None = None
+        self._stream: ChatStream | None = None
 
-    async def _opened(self) -> OnlineChatStream:
+    async def _opened(self) -> ChatStream:
         if self._stream is None:
             self._stream = await self._runner.run(self._open)
         return self._stream
@@ -116,8 +116,52 @@ class AsyncChatStream:
 
     @property
     def response(self) -> Response | None:
-        return None if self._stream is None else self._stream.response
+        """The whole answer once read to its end, where the module gives one (``OnlineChatModule``)."""
+        found = getattr(self._stream, "response", None)
+        return found if isinstance(found, Response) else None
 
 
 def _next(stream: Iterator[str]) -> object:
     return next(stream, _END)
+
+
+class AsyncCalls:
+    """``acall`` and ``astream`` for any :class:`~modules.base.ModuleBase` subclass that mixes this in
+    (``class M(AsyncCalls, ModuleBase[...])``): its own ``m(...)`` and ``m.stream(...)``, run on the
+    module's :class:`AsyncRunner` (made on first use if the module has none; ``close_async()`` ends it)."""
+
+    def _async_runner(self) -> AsyncRunner:
+        runner = getattr(self, "_async", None)
+        if not isinstance(runner, AsyncRunner):
+            runner = AsyncRunner()
+            self._async = runner
+        return runner
+
+    def close_async(self) -> None:
+        """End the async threads (a later async call starts them again)."""
+        runner = getattr(self, "_async", None)
+        if isinstance(runner, AsyncRunner):
+            runner.close()
+
+    async def acall(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> str | AssistantMessage:
+        """``await m.acall(...)``: the call of ``m(...)``, run off the event loop."""
+        module = cast("ModuleBase[Any]", self)
+        return await self._async_runner().run(module.__call__, input, history, tools, **generation)
+
+    def astream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> AsyncChatStream:
+        """``async for piece in m.astream(...)``: ``m.stream(...)``, each step run off the event loop
+        (the request is sent at the first step, or on ``async with``)."""
+        module = cast("ModuleBase[Any]", self)
+        return AsyncChatStream(self._async_runner(), lambda: module.stream(input, history, tools, **generation))

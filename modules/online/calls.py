@@ -18,8 +18,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
-from modules.base import AssistantMessage, ModuleInput
-from modules.online.aio import AsyncChatStream
+from modules.base import ModuleInput
+from modules.online.aio import AsyncCalls, AsyncChatStream
 from modules.online.config import Timeout
 from modules.online.response import OnlineChatStream, Response, StreamEnd
 from modules.online.scrub import Scrubber, mask_library_logs, secrets_of_headers
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Calls"]
 
 
-class Calls:
+class Calls(AsyncCalls):
     """Mixed into :class:`~modules.online.module.OnlineChatModule`."""
 
     def respond(
@@ -60,17 +60,6 @@ class Calls:
         end = StreamEnd()
         return OnlineChatStream(m._stream(m.build_request(input, history, tools, **generation), end), end)
 
-    async def acall(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> str | AssistantMessage:
-        """``await m.acall(...)``: the call of ``m(...)``, run off the event loop (see :mod:`modules.online.aio`)."""
-        m = _module(self)
-        return await m._async.run(m.__call__, input, history, tools, **generation)
-
     async def arespond(
         self,
         input: ModuleInput = "",
@@ -89,7 +78,8 @@ class Calls:
         tools: Sequence[Mapping[str, Any]] | None = None,
         **generation: Any,
     ) -> AsyncChatStream:
-        """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop."""
+        """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop
+        (the arguments are checked here, at once; the request is sent at the first step)."""
         m = _module(self)
         request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
         return AsyncChatStream(m._async, lambda: m._open_stream(request))

@@ -48,6 +48,7 @@ def test_200_concurrent_acalls_are_all_right_with_bounded_threads_and_sockets_an
         await watcher
         return answers, ticks, most_threads
 
+    before = set(_async_threads())
     with AnthropicServer() as server:
         server.delay = 0.01
         m = OnlineChatModule("anthropic", model="claude-test", api_key=ANTHROPIC_KEY, base_url=server.base_url)
@@ -61,9 +62,9 @@ def test_200_concurrent_acalls_are_all_right_with_bounded_threads_and_sockets_an
         assert most_threads <= ASYNC_WORKERS
         assert len({r.client_port for r in server.received}) <= ASYNC_WORKERS  # connections reused, not one per call
         m.close()
-    for thread in _async_threads():
+    for thread in set(_async_threads()) - before:
         thread.join(timeout=5)
-    assert not _async_threads()  # close() ends the threads
+    assert set(_async_threads()) <= before  # close() ends the threads
 
 
 @pytest.mark.parametrize("source", sorted(NATIVE))
@@ -112,3 +113,34 @@ def test_stopping_an_astream_early_releases_it():
         server.piece = 4
         with OnlineChatModule("anthropic", model="c", api_key=ANTHROPIC_KEY, base_url=server.base_url) as m:
             asyncio.run(main(m))
+
+
+def test_any_module_gets_acall_and_astream_from_the_async_calls_mixin():
+    """What TrainableModule needs: ``class TrainableModule(AsyncCalls, ModuleBase[...])``."""
+    from modules.base import Completion, ModuleBase
+    from modules.online.aio import AsyncCalls
+
+    seen: list[str] = []
+
+    class Echo(AsyncCalls, ModuleBase[str]):
+        def _build_request(self, input, history, tools, generation):
+            return f"you said: {input}"
+
+        def _complete(self, request):
+            seen.append(threading.current_thread().name)
+            return Completion(text=request, finish_reason="stop")
+
+    async def main(m: Echo) -> None:
+        assert await asyncio.gather(*(m.acall(str(i)) for i in range(30))) == [f"you said: {i}" for i in range(30)]
+        stream = m.astream("hi")
+        assert [piece async for piece in stream] == ["you said: hi"]
+        assert stream.text == "you said: hi" and stream.finish_reason == "stop" and stream.response is None
+
+    before = set(_async_threads())
+    m = Echo()
+    asyncio.run(main(m))
+    assert seen and all(name.startswith("prompter-async") for name in seen)  # never on the loop's thread
+    m.close_async()
+    for thread in set(_async_threads()) - before:
+        thread.join(timeout=5)
+    assert set(_async_threads()) <= before
