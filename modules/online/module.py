@@ -75,7 +75,7 @@ from modules.errors import (
     StreamTimeoutError,
     status_error_class,
 )
-from modules.online.aio import AsyncRunner
+from modules.online.aio import ASYNC_WORKERS, AsyncRunner
 from modules.online.calls import Calls
 from modules.online.config import Secret, Timeout
 from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
@@ -158,6 +158,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         retry: a :class:`~modules.online.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
         max_response_bytes: the largest answer accepted, in bytes (a body, or a whole stream);
             default :data:`MAX_RESPONSE_BYTES` (32 MiB). Over it: ``APIResponseValidationError``.
+        async_workers: how many ``acall``/``astream`` steps run at once (threads, and pooled
+            connections per host); default :data:`~modules.online.aio.ASYNC_WORKERS` (64).
     """
 
     def __init__(
@@ -174,6 +176,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        async_workers: int = ASYNC_WORKERS,
     ) -> None:
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
         url = resolve_base_url(src, base_url)
@@ -213,7 +216,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
         self._dialect: Dialect | None = dialect_for(src.dialect)
         self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
-        self._async = AsyncRunner()  # threads for acall/astream, shared by share() handles
+        self._async = AsyncRunner(async_workers)  # threads for acall/astream, shared by share() handles
         self._generation = ModuleBase._check_options(dict(generation or {}))
         self._headers: Mapping[str, str] = MappingProxyType(
             {
@@ -227,7 +230,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         self.max_response_bytes = max_response_bytes
         if session is None:
             session = requests.Session()
-            mount_deadline_adapters(session)  # every socket read honours the total deadline
+            # every socket read honours the total deadline; as many pooled connections as async workers
+            mount_deadline_adapters(session, pool_maxsize=max(10, async_workers))
             owns = True
         else:
             owns = False

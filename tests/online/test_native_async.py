@@ -15,7 +15,7 @@ from wire.ollama import MODEL as OLLAMA_MODEL
 from wire.ollama import OllamaServer
 
 from modules import OnlineChatModule
-from modules.errors import AuthenticationError
+from modules.errors import AuthenticationError, ModuleConfigError
 from modules.online.aio import ASYNC_WORKERS
 
 NATIVE = {
@@ -144,3 +144,20 @@ def test_any_module_gets_acall_and_astream_from_the_async_calls_mixin():
     for thread in set(_async_threads()) - before:
         thread.join(timeout=5)
     assert set(_async_threads()) <= before
+
+
+def test_async_workers_raise_the_concurrency_with_as_many_pooled_sockets():
+    async def main(m: OnlineChatModule) -> list:
+        return await asyncio.gather(*(m.acall(f"q{i}") for i in range(120)))
+
+    before = set(_async_threads())
+    with AnthropicServer() as server:
+        server.delay = 0.05
+        with OnlineChatModule("anthropic", model="c", api_key=ANTHROPIC_KEY, base_url=server.base_url,
+                              async_workers=40) as m:  # fmt: skip
+            assert asyncio.run(main(m)) == ["Hello from Claude."] * 120
+            assert len(set(_async_threads()) - before) <= 40
+        ports = {r.client_port for r in server.received}
+        assert 10 < len(ports) <= 40  # more than the default 10 at once, each connection reused
+    with pytest.raises(ModuleConfigError, match="async_workers"):
+        OnlineChatModule("anthropic", api_key=ANTHROPIC_KEY, async_workers=0)
