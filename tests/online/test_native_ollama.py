@@ -192,3 +192,16 @@ def test_the_wire_server_rejects_what_ollama_rejects(server):
     assert post({**ok, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}) == 400
     assert post({**ok, "messages": [{"role": "user", "content": "x", "images": ["not base64!"]}]}) == 400
     assert post({**ok, "messages": [{"role": "tool", "content": "x"}]}) == 400
+
+
+def test_the_size_cap_holds_for_ndjson_streams_and_long_lines(server):
+    from modules.errors import APIResponseValidationError
+
+    long_line = json.dumps({**PIECE, "message": {"role": "assistant", "content": "x" * 5000}}).encode()
+    server.script.append(Answer(200, {"Content-Type": "application/x-ndjson"}, chunks=split_every(long_line, 512)))
+    with pytest.raises(APIResponseValidationError, match="max_response_bytes|longer than"):
+        list(make(server, max_response_bytes=1000).stream("hi"))
+    decoder = NDJSONDecoder(max_line=100)
+    with pytest.raises(APIResponseValidationError, match="longer than 100"):
+        for i in range(0, len(long_line), 30):
+            decoder.feed(long_line[i : i + 30])
