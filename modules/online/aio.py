@@ -82,6 +82,9 @@ class AsyncChatStream:
         self._runner = runner
         self._open = opened
         self._stream: ChatStream | None = None
+        # One step at a time on the stream: a cancelled task's step keeps running on its thread,
+        # and closing the stream meanwhile would raise "generator already executing".
+        self._steps = threading.Lock()
 
     async def _opened(self) -> ChatStream:
         if self._stream is None:
@@ -93,7 +96,7 @@ class AsyncChatStream:
 
     async def __anext__(self) -> str:
         stream = await self._opened()
-        piece = await self._runner.run(_next, stream)
+        piece = await self._runner.run(self._step, stream)
         if piece is _END:
             raise StopAsyncIteration
         assert isinstance(piece, str)  # noqa: S101 - a ChatStream yields text pieces
@@ -101,7 +104,15 @@ class AsyncChatStream:
 
     async def aclose(self) -> None:
         if self._stream is not None:
-            await self._runner.run(self._stream.close)
+            await self._runner.run(self._close, self._stream)
+
+    def _step(self, stream: Iterator[str]) -> object:
+        with self._steps:
+            return next(stream, _END)
+
+    def _close(self, stream: ChatStream) -> None:
+        with self._steps:  # after a step still running for a cancelled task
+            stream.close()
 
     async def __aenter__(self) -> AsyncChatStream:
         await self._opened()  # the request is sent here, so its errors raise here
@@ -127,10 +138,6 @@ class AsyncChatStream:
         """The whole answer once read to its end, where the module gives one (``OnlineChatModule``)."""
         found = getattr(self._stream, "response", None)
         return found if isinstance(found, Response) else None
-
-
-def _next(stream: Iterator[str]) -> object:
-    return next(stream, _END)
 
 
 class AsyncCalls:

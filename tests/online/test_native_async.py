@@ -161,3 +161,21 @@ def test_async_workers_raise_the_concurrency_with_as_many_pooled_sockets():
         assert 10 < len(ports) <= 40  # more than the default 10 at once, each connection reused
     with pytest.raises(ModuleConfigError, match="async_workers"):
         OnlineChatModule("anthropic", api_key=ANTHROPIC_KEY, async_workers=0)
+
+
+def test_cancelling_a_task_mid_step_then_closing_the_stream_is_clean():
+    async def main(m: OnlineChatModule) -> None:
+        stream = m.astream("hi")
+        first = await stream.__anext__()
+        assert first
+        step = asyncio.ensure_future(stream.__anext__())  # runs on a thread, waiting on the slow server
+        await asyncio.sleep(0.05)
+        step.cancel()
+        await stream.aclose()  # must wait for that step, not race it ("generator already executing")
+        assert await m.acall("again") == "Hello from Claude."
+
+    with AnthropicServer() as server:
+        server.piece = 16
+        server.chunk_delay = 0.1
+        with OnlineChatModule("anthropic", model="c", api_key=ANTHROPIC_KEY, base_url=server.base_url) as m:
+            asyncio.run(main(m))

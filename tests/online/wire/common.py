@@ -53,6 +53,7 @@ class WireServer:
         self.script: list[Answer] = []
         self.rejections: list[Answer] = []
         self.delay = 0.0  # seconds before each answer (a model thinking), for concurrency tests
+        self.chunk_delay = 0.0  # seconds between the pieces of a stream
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -105,6 +106,8 @@ class WireServer:
                 for chunk in answer.chunks:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
+                    if outer.chunk_delay:
+                        time.sleep(outer.chunk_delay)
                 if answer.cut:
                     self.wfile.flush()
                     self.connection.shutdown(socket.SHUT_RDWR)
