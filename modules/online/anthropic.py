@@ -34,6 +34,7 @@ from modules.online.dialects import (
     Decoder,
     NativeFormat,
     Request,
+    always,
     arguments_of,
     openai_usage,
     refuse_options,
@@ -127,8 +128,10 @@ class AnthropicDialect:
     def is_auth_failure(self, status: int, body: Any) -> bool:
         return status == 401
 
-    def stream_state(self, scrub: Callable[[Any], Any]) -> AnthropicStreamState:
-        return AnthropicStreamState(scrub=scrub)
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> AnthropicStreamState:
+        return AnthropicStreamState(scrub=scrub, may_hide=may_hide or always)
 
     def decoder(self, max_line: int) -> Decoder:
         return sse_decoder(max_line)
@@ -158,7 +161,6 @@ class _Block:
 class AnthropicStreamState(Collected):
     """Folds Anthropic's stream events into deltas; tool calls are handed on whole, at the stop reason."""
 
-    scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
     message_id: str | None = None
     _blocks: dict[int, _Block] = field(default_factory=dict)
     _emitted: bool = False
@@ -171,7 +173,7 @@ class AnthropicStreamState(Collected):
         data = loads(event.data)
         if data is NOT_JSON:  # raised outside the handler: no __context__ holding the event
             raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(event.data)[:200]!r}")
-        data = read_object(self.scrub(data), "the top level", _WHERE)
+        data = read_object(self.masked(event.data, data), "the top level", _WHERE)
         kind = data.get("type", event.event)
         if kind == "error" or event.event == "error":
             error = data.get("error", data)

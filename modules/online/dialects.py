@@ -90,13 +90,23 @@ class Dialect(Protocol):
         """The :class:`Completion` in a decoded (and already scrubbed) answer; wrong shapes raise."""
         ...
 
-    def stream_state(self, scrub: Callable[[Any], Any]) -> StreamState: ...
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> StreamState:
+        """A fresh stream state: ``scrub`` masks secrets in a decoded event; ``may_hide(raw)`` False
+        says an event's text cannot decode to a secret, so ``scrub`` is skipped (None: always scrub)."""
+        ...
 
     def is_auth_failure(self, status: int, body: Any) -> bool:
         """Whether an error answer means a wrong key, whatever its status (it becomes an AuthenticationError)."""
         ...
 
     def decoder(self, max_line: int) -> Decoder: ...
+
+
+def always(raw: str) -> bool:
+    """The default ``may_hide``: every event might hide a secret."""
+    return True
 
 
 def sse_decoder(max_line: int) -> Decoder:
@@ -158,7 +168,7 @@ def tool_call(ident: str, name: str, arguments: str) -> ToolCall:
 
 @dataclass
 class Collected:
-    """What a stream state has seen so far (shared by the native states)."""
+    """What a stream state has seen so far (shared by the native states), and how it masks events."""
 
     text: str = ""
     done: bool = False
@@ -166,3 +176,9 @@ class Collected:
     usage: dict[str, Any] | None = None
     model: str | None = None
     calls: list[ToolCall] = field(default_factory=list)
+    scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
+    may_hide: Callable[[str], bool] = field(default=always, repr=False)
+
+    def masked(self, raw: str, data: Any) -> Any:
+        """``data`` (decoded from ``raw``) with secrets masked; skipped when ``raw`` cannot hide one."""
+        return self.scrub(data) if self.may_hide(raw) else data

@@ -25,7 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -36,6 +36,7 @@ from modules.online.dialects import (
     Decoder,
     NativeFormat,
     Request,
+    always,
     arguments_of,
     new_call_id,
     openai_usage,
@@ -184,8 +185,10 @@ class GeminiDialect:
             isinstance(d, dict) and d.get("reason") == "API_KEY_INVALID" for d in details
         )
 
-    def stream_state(self, scrub: Callable[[Any], Any]) -> GeminiStreamState:
-        return GeminiStreamState(scrub=scrub)
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> GeminiStreamState:
+        return GeminiStreamState(scrub=scrub, may_hide=may_hide or always)
 
     def decoder(self, max_line: int) -> Decoder:
         return sse_decoder(max_line)
@@ -195,7 +198,6 @@ class GeminiDialect:
 class GeminiStreamState(Collected):
     """Folds ``streamGenerateContent`` events into deltas; function calls are handed on at the finish."""
 
-    scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -205,7 +207,7 @@ class GeminiStreamState(Collected):
         data = loads(event.data)
         if data is NOT_JSON:  # raised outside the handler: no __context__ holding the event
             raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(event.data)[:200]!r}")
-        data = self.scrub(data)
+        data = self.masked(event.data, data)
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from modules.base import Completion, StreamDelta, ToolCall
@@ -32,6 +32,7 @@ from modules.online.dialects import (
     Collected,
     NativeFormat,
     Request,
+    always,
     arguments_of,
     new_call_id,
     openai_usage,
@@ -184,8 +185,10 @@ class OllamaDialect:
     def is_auth_failure(self, status: int, body: Any) -> bool:
         return status == 401
 
-    def stream_state(self, scrub: Callable[[Any], Any]) -> OllamaStreamState:
-        return OllamaStreamState(scrub=scrub)
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> OllamaStreamState:
+        return OllamaStreamState(scrub=scrub, may_hide=may_hide or always)
 
     def decoder(self, max_line: int) -> NDJSONDecoder:
         return NDJSONDecoder(max_line=max_line)
@@ -195,7 +198,6 @@ class OllamaDialect:
 class OllamaStreamState(Collected):
     """Folds the NDJSON lines of ``/api/chat`` into deltas; tool calls are handed on at ``done``."""
 
-    scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -205,7 +207,7 @@ class OllamaStreamState(Collected):
         data = loads(event.data)
         if data is NOT_JSON:  # raised outside the handler: no __context__ holding the line
             raise APIResponseValidationError(f"stream line is not JSON: {self.scrub(event.data)[:200]!r}")
-        body = read_object(self.scrub(data), "the top level", _WHERE)
+        body = read_object(self.masked(event.data, data), "the top level", _WHERE)
         if body.get("error"):
             raise StreamError(
                 f"the server reported an error mid-stream: {shown(body['error'], 500)}",
