@@ -3,7 +3,11 @@
 - ``module``: ``OnlineChatModule`` itself — build the request, send it, read the answer;
 - ``sources``: the table of providers (endpoint, key variable, dialect);
 - ``retry``: the retry policy (429/5xx, ``Retry-After``, backoff);
-- ``sse``: the server-sent-events decoder and stream assembly.
+- ``sse``: the server-sent-events decoder and stream assembly;
+- ``dialects``: the seam for native protocols, implemented by ``anthropic``, ``gemini`` and ``ollama``;
+- ``response``: the whole answer (``Response``) of ``respond()`` and of a stream at its end;
+- ``calls``: ``respond``, ``acall``, ``arespond``, ``astream``, ``with_options`` (mixed into the module);
+- ``aio``: the bounded thread pool behind the async calls.
 """
 
 from modules.online.module import OnlineChatModule

@@ -68,17 +68,22 @@ from modules.errors import (
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    AuthenticationError,
     ModuleConfigError,
     StreamError,
     StreamInterruptedError,
     StreamTimeoutError,
     status_error_class,
 )
+from modules.online.aio import ASYNC_WORKERS, AsyncRunner
+from modules.online.calls import Calls
 from modules.online.config import Secret, Timeout
+from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
+from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
-from modules.online.sources import Source, get_source, resolve_api_key
+from modules.online.sources import Source, get_source, resolve_api_key, resolve_base_url
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
 
@@ -132,16 +137,18 @@ class _Outcome:
     deadline: float | None = None
 
 
-class OnlineChatModule(ModuleBase[ChatRequest]):
+class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     """A chat model behind an OpenAI-compatible HTTP API.
 
     Arguments:
         source: a provider from :data:`modules.online.sources.SOURCES` (``"openai"``,
             ``"deepseek"``, ``"qwen"``, ``"glm"``, ``"kimi"``, ``"doubao"``,
-            ``"siliconflow"``, ``"ollama"``, ``"openai-compatible"``). Default:
+            ``"siliconflow"``, ``"ollama-openai"``, ``"openai-compatible"``; natively:
+            ``"anthropic"``, ``"gemini"``, ``"ollama"``, see :mod:`modules.online.dialects`). Default:
             ``"openai-compatible"`` when ``base_url`` is given, else ``"openai"``.
         model: the model name; default: the source's default model.
-        base_url: the API root (``.../v1``); default: the source's.
+        base_url: the API root (``.../v1``; for a native source the provider root, as its SDK takes it);
+            default: the source's base-URL variable (``OPENAI_BASE_URL``...), else its default.
         api_key: default: the source's environment variable (e.g. ``DEEPSEEK_API_KEY``).
         timeout: seconds, or a :class:`Timeout` (connect, read, total).
         max_retries: retries after the first attempt (default 2).
@@ -151,6 +158,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         retry: a :class:`~modules.online.retry.RetryPolicy` (its ``sleep``/``clock`` are injectable).
         max_response_bytes: the largest answer accepted, in bytes (a body, or a whole stream);
             default :data:`MAX_RESPONSE_BYTES` (32 MiB). Over it: ``APIResponseValidationError``.
+        async_workers: how many ``acall``/``astream`` steps run at once (threads, and pooled
+            connections per host); default :data:`~modules.online.aio.ASYNC_WORKERS` (64).
     """
 
     def __init__(
@@ -167,9 +176,10 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        async_workers: int = ASYNC_WORKERS,
     ) -> None:
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
-        url = base_url or src.base_url
+        url = resolve_base_url(src, base_url)
         if not url:
             raise ModuleConfigError(f"source {src.name!r} needs base_url=... (e.g. 'http://127.0.0.1:8000/v1')")
         if not isinstance(url, str):
@@ -203,19 +213,25 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         self.timeout = Timeout.of(timeout)
         self.retry = policy
         self._url = self.base_url + "/chat/completions"
+        # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
+        self._dialect: Dialect | None = dialect_for(src.dialect)
+        self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
+        self._async = AsyncRunner(async_workers)  # threads for acall/astream, shared by share() handles
         self._generation = ModuleBase._check_options(dict(generation or {}))
         self._headers: Mapping[str, str] = MappingProxyType(
             {
                 "Content-Type": "application/json",
                 "Accept": "application/json",
                 "User-Agent": _USER_AGENT,
+                **(self._dialect.headers() if self._dialect else {}),
                 **dict(headers or {}),
             }
         )
         self.max_response_bytes = max_response_bytes
         if session is None:
             session = requests.Session()
-            mount_deadline_adapters(session)  # every socket read honours the total deadline
+            # every socket read honours the total deadline; as many pooled connections as async workers
+            mount_deadline_adapters(session, pool_maxsize=max(10, async_workers))
             owns = True
         else:
             owns = False
@@ -232,8 +248,13 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
 
     # -- lifecycle -------------------------------------------------------------
 
+    def _request_id(self, headers: Mapping[str, str]) -> str | None:
+        found = request_id_of(headers)
+        return None if found is None else self._scrub(found)
+
     def close(self) -> None:
         """Close the connection pool (shared by every ``share()`` handle)."""
+        self._async.close()
         if self._backend.owns_session and not self._backend.closed:
             _close_session(self._backend.session)
         self._backend.closed = True
@@ -254,8 +275,14 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         generation: dict[str, Any],
     ) -> ChatRequest:
         # the prompter validates and copies the tools (a ToolsError names what is wrong)
-        prompt = self.prompter.generate_prompt(input, history=history, tools=tools, format="openai")
+        dialect = self._dialect
+        prompt = self.prompter.generate_prompt(
+            input, history=history, tools=tools, format="openai" if dialect is None else dialect.format
+        )
         options = {**self._generation, **generation}
+        if dialect is not None:
+            native = dialect.request(self.base_url, self.model, prompt, options)
+            return ChatRequest(url=native.url, headers=self._headers, body=native.body)
         body = {"model": options.pop("model", self.model), **prompt, **options}
         return ChatRequest(url=self._url, headers=self._headers, body=body)
 
@@ -267,7 +294,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         if request.stream:
             headers["Accept"] = "text/event-stream"
         if self._backend.api_key is not None:
-            headers["Authorization"] = "Bearer " + self._backend.api_key.reveal()
+            key = self._backend.api_key.reveal()
+            headers.update({"Authorization": "Bearer " + key} if self._dialect is None else self._dialect.auth(key))
         session = self._backend.session
         return session.post(request.url, data=content, headers=headers, timeout=timeout, stream=True)
 
@@ -275,9 +303,16 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
         outcome = self._request(request)
         return self._parse_completion(outcome.body, outcome.status)
 
-    def _stream(self, request: ChatRequest) -> Iterator[StreamDelta]:
-        request = replace(request, stream=True, body={**request.body, "stream": True})
+    def _stream(self, request: ChatRequest, end: StreamEnd | None = None) -> Iterator[StreamDelta]:
+        end = end or StreamEnd()
+        if self._dialect is None:
+            usage = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
+            request = replace(request, stream=True, body={**usage, **request.body, "stream": True})
+        else:
+            native = self._dialect.streamed(request.url, request.body)
+            request = replace(request, stream=True, url=native.url, body=native.body)
         outcome = self._request(request)
+        end.request_id = self._request_id(outcome.headers)
         response = outcome.response
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
         if response.headers.get("content-type", "").startswith("application/json"):
@@ -292,8 +327,9 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             if failure is not None:  # raised here, outside the handler: no __context__ holding server data
                 raise failure
             done = self._parse_completion(body, response.status_code)
+            end.usage, end.model, end.ended = done.usage, model_of(done.raw), True
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
-        return self._iter_stream(response, outcome.deadline)
+        return self._iter_stream(response, outcome.deadline, end)
 
     def _request(self, request: ChatRequest) -> _Outcome:
         """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
@@ -401,9 +437,17 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             "pass OnlineChatModule(max_response_bytes=...) to accept larger answers"
         )
 
-    def _iter_stream(self, response: requests.Response, deadline: float | None) -> Iterator[StreamDelta]:
-        state = ChatStreamState(scrub=self._scrubber.value, may_hide=self._scrubber.may_hide)
-        decoder = SSEDecoder(max_line=self.max_response_bytes)
+    def _iter_stream(
+        self, response: requests.Response, deadline: float | None, end: StreamEnd | None = None
+    ) -> Iterator[StreamDelta]:
+        state: StreamState
+        decoder: Decoder
+        if self._dialect is None:
+            state = ChatStreamState(scrub=self._scrubber.value, may_hide=self._scrubber.may_hide)
+            decoder = SSEDecoder(max_line=self.max_response_bytes)
+        else:
+            state = self._dialect.stream_state(self._scrubber.value, self._scrubber.may_hide)
+            decoder = self._dialect.decoder(self.max_response_bytes)
         shown = StreamScrubber(self._scrubber)
         read = _reader(response)
         size = 0
@@ -439,6 +483,8 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                     f"the stream ended without [DONE] or a finish reason after {len(state.text)} characters",
                     partial_text=self._scrub(state.text),
                 )
+            if end is not None:  # read to its end: the whole response is known
+                end.usage, end.model, end.ended = getattr(state, "usage", None), getattr(state, "model", None), True
             rest = shown.flush()
             if rest:
                 yield StreamDelta(text=rest)
@@ -460,13 +506,13 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             return None
         return StreamDelta(text=text, tool_calls=delta.tool_calls, finish_reason=delta.finish_reason)
 
-    def _cut_short(self, exc: BaseException, state: ChatStreamState) -> StreamInterruptedError:
+    def _cut_short(self, exc: BaseException, state: StreamState) -> StreamInterruptedError:
         return StreamInterruptedError(
             f"the stream was cut short ({self._describe(exc)}) after {len(state.text)} characters",
             partial_text=self._scrub(state.text),
         )
 
-    def _stream_deadline_error(self, state: ChatStreamState) -> StreamTimeoutError:
+    def _stream_deadline_error(self, state: StreamState) -> StreamTimeoutError:
         return StreamTimeoutError(
             f"the stream ran past the total deadline of {self.timeout.total} s after {len(state.text)} characters "
             "(raise it with timeout=Timeout(total=...))",
@@ -489,7 +535,7 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
             error = data["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
             raise APIError(f"the server answered {status} with an error: {shown(message, 500)}")
-        return completion_of(data)
+        return completion_of(data) if self._dialect is None else self._dialect.completion(data)
 
     def _describe(self, exc: BaseException) -> str:
         _forget(exc)
@@ -519,8 +565,11 @@ class OnlineChatModule(ModuleBase[ChatRequest]):
                     message = value if isinstance(value, str) else shown(value, 500)
             elif isinstance(error, str):
                 message = error
-        request_id = headers.get("x-request-id")
-        return status_error_class(status)(
+        request_id = headers.get("x-request-id") or headers.get("request-id")  # Anthropic: request-id
+        kind = status_error_class(status)
+        if self._dialect is not None and self._dialect.is_auth_failure(status, body):
+            kind = AuthenticationError  # e.g. Gemini answers a wrong API key with 400 API_KEY_INVALID
+        return kind(
             message,
             status_code=status,
             request_id=None if request_id is None else self._scrub(request_id),

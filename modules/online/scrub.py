@@ -35,7 +35,7 @@ __all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "secrets_o
 
 MASK = "***"
 _MIN_SECRET = 4
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"})
 
 
 def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:

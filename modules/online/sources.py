@@ -1,8 +1,11 @@
-"""The providers OnlineChatModule knows: endpoint, default model, where the key comes from.
+"""The providers OnlineChatModule knows: endpoint, wire dialect, default model, where the key comes from.
 
-Every source here speaks the OpenAI chat-completions dialect at
+Most sources speak the OpenAI chat-completions dialect at
 ``{base_url}/chat/completions`` with ``Authorization: Bearer <key>``; they
 differ only in data, so adding one is adding a row to :data:`SOURCES`.
+``anthropic``, ``gemini`` and ``ollama`` speak their provider's native
+protocol (see :mod:`modules.online.dialects`); their ``base_url`` is the
+provider root exactly as its official SDK takes it (no ``/v1``).
 
 =================  ==========================================================  =======================
 source (aliases)   default base URL                                            key from
@@ -14,9 +17,16 @@ glm (zhipu)        https://open.bigmodel.cn/api/paas/v4                        Z
 kimi (moonshot)    https://api.moonshot.cn/v1                                  MOONSHOT_API_KEY
 doubao (ark)       https://ark.cn-beijing.volces.com/api/v3                    ARK_API_KEY
 siliconflow        https://api.siliconflow.cn/v1                               SILICONFLOW_API_KEY
-ollama             http://localhost:11434/v1                                   (no key needed)
+ollama             http://localhost:11434 (native /api/chat)                   (no key needed)
+ollama-openai      http://localhost:11434/v1                                   (no key needed)
+anthropic          https://api.anthropic.com (native /v1/messages)             ANTHROPIC_API_KEY
+gemini (google)    https://generativelanguage.googleapis.com (native)          GOOGLE_API_KEY, GEMINI_API_KEY
 openai-compatible  (you pass base_url)                                         (optional)
 =================  ==========================================================  =======================
+
+The base URL, when ``base_url=`` is not given, comes from the variable each
+provider's SDK reads (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
+``GOOGLE_GEMINI_BASE_URL``, ``OLLAMA_HOST``), else the default above.
 
 The environment is read here (and only in ``modules/``), when a module is
 built, never by the prompter.
@@ -27,10 +37,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["SOURCES", "Source", "get_source", "resolve_api_key"]
+__all__ = ["SOURCES", "Source", "get_source", "resolve_api_key", "resolve_base_url"]
 
 
 @dataclass(frozen=True)
@@ -49,19 +60,31 @@ class Source:
     """False for local servers (ollama, generic compatible servers) that accept any key."""
     aliases: tuple[str, ...] = ()
     """Other names accepted for ``source=``."""
+    dialect: str = "openai"
+    """The wire protocol: ``"openai"`` (chat completions), ``"anthropic"``, ``"gemini"`` or ``"ollama"``."""
+    base_url_env: tuple[str, ...] = ()
+    """Environment variables the base URL is read from when ``base_url=`` is not given, first set wins."""
+    stream_usage: bool = False
+    """Whether an OpenAI-compatible stream asks for usage (``stream_options.include_usage``): only where
+    the provider documents it, since a server that does not know the field may refuse the request."""
 
 
 SOURCES: Mapping[str, Source] = {
     s.name: s
     for s in (
-        Source("openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",)),
-        Source("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",)),
+        Source(
+            "openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",),
+            base_url_env=("OPENAI_BASE_URL",),
+            stream_usage=True,
+        ),
+        Source("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",), stream_usage=True),
         Source(
             "qwen",
             "https://dashscope.aliyuncs.com/compatible-mode/v1",
             "qwen-plus",
             ("DASHSCOPE_API_KEY", "QWEN_API_KEY"),
             aliases=("dashscope", "tongyi"),
+            stream_usage=True,
         ),
         Source(
             "glm",
@@ -83,6 +106,7 @@ SOURCES: Mapping[str, Source] = {
             "doubao-1-5-pro-32k-250115",
             ("ARK_API_KEY", "DOUBAO_API_KEY"),
             aliases=("ark", "volcengine"),
+            stream_usage=True,
         ),
         Source(
             "siliconflow",
@@ -90,7 +114,42 @@ SOURCES: Mapping[str, Source] = {
             "Qwen/Qwen2.5-7B-Instruct",
             ("SILICONFLOW_API_KEY",),
         ),
-        Source("ollama", "http://localhost:11434/v1", "llama3.2", ("OLLAMA_API_KEY",), key_required=False),
+        Source(
+            "ollama",
+            "http://localhost:11434",
+            "llama3.2",
+            ("OLLAMA_API_KEY",),
+            key_required=False,
+            dialect="ollama",
+            base_url_env=("OLLAMA_HOST",),
+        ),
+        Source(
+            "ollama-openai",
+            "http://localhost:11434/v1",
+            "llama3.2",
+            ("OLLAMA_API_KEY",),
+            key_required=False,
+            aliases=("ollama_openai",),
+        ),
+        Source(
+            "anthropic",
+            "https://api.anthropic.com",
+            "claude-sonnet-4-5",
+            ("ANTHROPIC_API_KEY",),
+            aliases=("claude",),
+            dialect="anthropic",
+            base_url_env=("ANTHROPIC_BASE_URL",),
+        ),
+        Source(
+            "gemini",
+            "https://generativelanguage.googleapis.com",
+            "gemini-2.5-flash",
+            # google-genai reads GOOGLE_API_KEY first when both are set
+            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+            aliases=("google",),
+            dialect="gemini",
+            base_url_env=("GOOGLE_GEMINI_BASE_URL",),
+        ),
         Source(
             "openai-compatible",
             None,
@@ -136,3 +195,39 @@ def resolve_api_key(source: Source, api_key: str | None, env: Mapping[str, str] 
         where = " or ".join(source.key_env)
         raise ModuleConfigError(f"no API key for source {source.name!r}: pass api_key=... or set {where}")
     return None
+
+
+def resolve_base_url(source: Source, base_url: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The API root to use: ``base_url`` if given, else the source's base-URL variable, else its default.
+
+    ``OLLAMA_HOST`` may be ``host``, ``host:port`` or a URL, as the Ollama client reads it
+    (scheme ``http`` and port 11434 when left out).
+    """
+    if base_url:
+        return base_url
+    environ = os.environ if env is None else env
+    for var in source.base_url_env:
+        value = environ.get(var, "").strip()
+        if value:
+            return _ollama_host(value) if var == "OLLAMA_HOST" else value
+    return source.base_url
+
+
+def _ollama_host(value: str) -> str:
+    """``OLLAMA_HOST`` as the Ollama client reads it: no scheme means ``http`` and port 11434;
+    ``http://`` and ``https://`` without a port mean 80 and 443; an empty host is 127.0.0.1."""
+    scheme, sep, rest = value.partition("://")
+    if sep:
+        default_port = {"http": 80, "https": 443}.get(scheme.lower(), 11434)
+    else:
+        scheme, rest, default_port = "http", value, 11434
+    try:
+        parts = urlsplit(f"{scheme}://{rest}")
+        port = parts.port or default_port
+    except ValueError:
+        raise ModuleConfigError(f"OLLAMA_HOST={value!r} is not host[:port] or a URL") from None
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    path = parts.path.strip("/")
+    return f"{scheme}://{host}:{port}" + (f"/{path}" if path else "")

@@ -219,6 +219,7 @@ class ChatStreamState:
     finish_reason: str | None = None
     done: bool = False
     usage: dict[str, Any] | None = None
+    model: str | None = None
     scrub: Callable[[Any], Any] = field(default=_same, repr=False)  # masks secrets in each decoded event
     may_hide: Callable[[str], bool] = field(default=_always, repr=False)  # False: scrub can be skipped
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
@@ -279,6 +280,9 @@ class ChatStreamState:
                 body=chunk,
                 partial_text=self.text,
             )
+        model = chunk.get("model")
+        if isinstance(model, str) and model:
+            self.model = model  # for the whole response at the end
         usage = chunk.get("usage")
         if usage is not None and not isinstance(usage, dict):
             raise invalid("usage", "an object or null", usage, _WHERE)

@@ -148,7 +148,8 @@ def arm_response(response: Any, deadline: float | None, clock: Clock) -> None:
     inner.fp = io.BufferedReader(_DeadlineReader(fp, sock, deadline, clock))
 
 
-def mount_deadline_adapters(session: Any) -> None:
-    """Mount :class:`DeadlineAdapter` for http:// and https:// on a session the module owns."""
-    session.mount("https://", DeadlineAdapter())
-    session.mount("http://", DeadlineAdapter())
+def mount_deadline_adapters(session: Any, pool_maxsize: int = 10) -> None:
+    """Mount :class:`DeadlineAdapter` for http:// and https:// on a session the module owns
+    (``pool_maxsize``: connections kept per host, as many as calls may run at once)."""
+    session.mount("https://", DeadlineAdapter(pool_maxsize=pool_maxsize))
+    session.mount("http://", DeadlineAdapter(pool_maxsize=pool_maxsize))

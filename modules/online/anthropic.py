@@ -1,0 +1,264 @@
+"""Anthropic's Messages API, natively: ``POST {base_url}/v1/messages``.
+
+- **Request**: the prompter's ``format="anthropic"`` body (top-level ``system``,
+  ``messages`` of ``user``/``assistant`` blocks, ``tools`` with
+  ``input_schema``) plus ``model`` and ``max_tokens``, which the API requires:
+  :data:`DEFAULT_MAX_TOKENS` unless the call gives ``max_tokens`` (or
+  ``max_completion_tokens``). ``stop`` becomes ``stop_sequences``; ``temperature``,
+  ``top_p``, ``top_k`` and any other option pass through as given.
+  ``n``, ``seed``, ``presence_penalty`` and ``frequency_penalty`` have no
+  equivalent and raise :class:`~modules.errors.ModuleConfigError`.
+- **Headers**: ``x-api-key`` and ``anthropic-version: 2023-06-01``.
+- **Answer**: ``text`` blocks are joined; ``tool_use`` blocks become OpenAI
+  tool calls (``input`` re-encoded as the ``arguments`` string); ``stop_reason``
+  is mapped to OpenAI's finish reasons (``end_turn``/``stop_sequence`` ->
+  ``stop``, ``max_tokens`` -> ``length``, ``tool_use`` -> ``tool_calls``;
+  others kept as they are); usage gets OpenAI's keys beside Anthropic's.
+- **Stream** (SSE): ``message_start``, ``content_block_start``,
+  ``content_block_delta`` (``text_delta`` handed on at once, ``input_json_delta``
+  assembled per block), ``content_block_stop``, ``message_delta`` (stop reason,
+  output tokens), ``message_stop`` (the end), ``ping`` (ignored), ``error``
+  (:class:`~modules.errors.StreamError`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modules.base import Completion, StreamDelta, ToolCall
+from modules.errors import APIResponseValidationError, StreamError
+from modules.online.dialects import (
+    Collected,
+    Decoder,
+    NativeFormat,
+    Request,
+    always,
+    arguments_of,
+    openai_usage,
+    refuse_options,
+    sse_decoder,
+    tool_call,
+)
+from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_object, shown
+from modules.online.sse import ServerSentEvent
+
+__all__ = ["ANTHROPIC", "ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicDialect"]
+
+#: The ``anthropic-version`` header sent with every request.
+ANTHROPIC_VERSION = "2023-06-01"
+#: ``max_tokens`` when a call gives none (the API refuses a request without it).
+DEFAULT_MAX_TOKENS = 4096
+
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+_UNSUPPORTED = {
+    "n": "it returns one message per request",
+    "seed": "it has no seed",
+    "presence_penalty": "it has no penalties",
+    "frequency_penalty": "it has no penalties",
+}
+_WHERE = "an Anthropic stream event"
+
+
+def finish_reason(stop_reason: str | None) -> str | None:
+    return None if stop_reason is None else _FINISH.get(stop_reason, stop_reason)
+
+
+def _usage(value: Any, where: str = "the answer") -> dict[str, Any] | None:
+    if value is None:
+        return None
+    usage = read_object(value, "usage", where)
+    return openai_usage(usage.get("input_tokens"), usage.get("output_tokens"), usage)
+
+
+class AnthropicDialect:
+    format: NativeFormat = "anthropic"
+
+    def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
+        refuse_options(options, _UNSUPPORTED, "Anthropic")
+        options = dict(options)
+        options.pop("n", None)  # n=1 (anything else was refused above)
+        limit = options.pop("max_tokens", None) or options.pop("max_completion_tokens", None)
+        options.pop("max_completion_tokens", None)
+        stop = options.pop("stop", None)
+        body: dict[str, Any] = {"model": options.pop("model", model), "max_tokens": limit or DEFAULT_MAX_TOKENS}
+        body.update(prompt)
+        if stop is not None:
+            body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        body.update(options)
+        return Request(url=base_url + "/v1/messages", body=body)
+
+    def streamed(self, url: str, body: Mapping[str, Any]) -> Request:
+        return Request(url=url, body={**body, "stream": True})
+
+    def headers(self) -> dict[str, str]:
+        return {"anthropic-version": ANTHROPIC_VERSION}
+
+    def auth(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key}
+
+    def completion(self, data: Any) -> Completion:
+        body = read_object(data, "the top level")
+        content = body.get("content")
+        if not isinstance(content, list):
+            raise invalid("content", "an array of content blocks", content)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for i, block in enumerate(content):
+            here = f"content[{i}]"
+            block = read_object(block, here)
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if not isinstance(text, str):
+                    raise invalid(f"{here}.text", "a string", text)
+                texts.append(text)
+            elif kind == "tool_use":
+                calls.append(_tool_use(block, here))
+            # other blocks (thinking, server tools' results) carry no answer text
+        return Completion(
+            text="".join(texts),
+            tool_calls=tuple(calls),
+            finish_reason=finish_reason(optional_str(body, "stop_reason", "the top level")),
+            usage=_usage(body.get("usage")),
+            raw=data,
+        )
+
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        return status == 401
+
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> AnthropicStreamState:
+        return AnthropicStreamState(scrub=scrub, may_hide=may_hide or always)
+
+    def decoder(self, max_line: int) -> Decoder:
+        return sse_decoder(max_line)
+
+
+def _tool_use(block: Mapping[str, Any], here: str, where: str = "the answer") -> ToolCall:
+    name = block.get("name")
+    if not isinstance(name, str) or not name:
+        raise invalid(f"{here}.name", "a non-empty string", name, where)
+    ident = optional_str(block, "id", here, where) or ""
+    arguments = block.get("input")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid(f"{here}.input", "an object", arguments, where)
+    return tool_call(ident, name, arguments_of(arguments))
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str = ""
+    name: str = ""
+    start_input: Any = None
+    json: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AnthropicStreamState(Collected):
+    """Folds Anthropic's stream events into deltas; tool calls are handed on whole, at the stop reason."""
+
+    message_id: str | None = None
+    _blocks: dict[int, _Block] = field(default_factory=dict)
+    _emitted: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.done or self.finish_reason is not None
+
+    def on_event(self, event: ServerSentEvent) -> StreamDelta | None:
+        data = loads(event.data)
+        if data is NOT_JSON:  # raised outside the handler: no __context__ holding the event
+            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(event.data)[:200]!r}")
+        data = read_object(self.masked(event.data, data), "the top level", _WHERE)
+        kind = data.get("type", event.event)
+        if kind == "error" or event.event == "error":
+            error = data.get("error", data)
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise StreamError(
+                f"the server reported an error mid-stream: {shown(message, 500)}", body=data, partial_text=self.text
+            )
+        if kind == "message_start":
+            message = read_object(data.get("message"), "message", _WHERE)
+            self.model = optional_str(message, "model", "message", _WHERE)
+            self.message_id = optional_str(message, "id", "message", _WHERE)
+            self.usage = _usage(message.get("usage"), _WHERE)
+        elif kind == "content_block_start":
+            index = _index(data)
+            block = read_object(data.get("content_block"), "content_block", _WHERE)
+            start = _Block(kind=str(block.get("type")))
+            if start.kind == "tool_use":
+                start.id = optional_str(block, "id", "content_block", _WHERE) or ""
+                start.name = optional_str(block, "name", "content_block", _WHERE) or ""
+                start.start_input = block.get("input")
+            self._blocks[index] = start
+            text = block.get("text") if start.kind == "text" else None
+            if isinstance(text, str) and text:
+                self.text += text
+                return StreamDelta(text=text)
+        elif kind == "content_block_delta":
+            return self._delta(data)
+        elif kind == "message_delta":
+            delta = read_object(data.get("delta") or {}, "delta", _WHERE)
+            stop = finish_reason(optional_str(delta, "stop_reason", "delta", _WHERE))
+            usage = data.get("usage")
+            if usage is not None:
+                self.usage = openai_usage(
+                    (self.usage or {}).get("prompt_tokens"),
+                    read_object(usage, "usage", _WHERE).get("output_tokens"),
+                    {**(self.usage or {}), **usage},
+                )
+            if stop is not None:
+                self.finish_reason = stop
+                return self._final()
+        elif kind == "message_stop":
+            self.done = True
+            return self._final()
+        # ping, content_block_stop and unknown events (new ones are announced as additive): nothing to hand on
+        return None
+
+    def _delta(self, data: Mapping[str, Any]) -> StreamDelta | None:
+        index = _index(data)
+        delta = read_object(data.get("delta"), "delta", _WHERE)
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = delta.get("text")
+            if not isinstance(text, str):
+                raise invalid("delta.text", "a string", text, _WHERE)
+            self.text += text
+            return StreamDelta(text=text) if text else None
+        if kind == "input_json_delta":
+            piece = delta.get("partial_json")
+            if not isinstance(piece, str):
+                raise invalid("delta.partial_json", "a string", piece, _WHERE)
+            block = self._blocks.get(index)
+            if block is None or block.kind != "tool_use":
+                raise invalid(f"content block {index}", "a tool_use block started before its input", None, _WHERE)
+            block.json.append(piece)
+        return None  # thinking and signature deltas carry no answer text
+
+    def _final(self) -> StreamDelta | None:
+        if self._emitted:
+            return None
+        self._emitted = True
+        for index, block in sorted(self._blocks.items()):
+            if block.kind != "tool_use":
+                continue
+            if not block.name:
+                raise invalid(f"content block {index}: name", "a non-empty string", block.name, _WHERE)
+            arguments = "".join(block.json) or arguments_of(block.start_input)
+            self.calls.append(tool_call(block.id, block.name, arguments))
+        return StreamDelta(tool_calls=tuple(self.calls), finish_reason=self.finish_reason)
+
+
+def _index(data: Mapping[str, Any]) -> int:
+    index = data.get("index")
+    if type(index) is not int:
+        raise invalid("index", "an integer", index, _WHERE)
+    return index
+
+
+ANTHROPIC = AnthropicDialect()

@@ -1,0 +1,117 @@
+"""The calls OnlineChatModule offers beyond ``m(...)``: the whole response, async calls, per-call settings.
+
+Kept apart from :mod:`modules.online.module` (which sends, retries and reads) so each file
+stays one concept; the methods here only compose the module's own steps:
+
+- :meth:`Calls.respond` / ``stream(...).response``: the whole
+  :class:`~modules.online.response.Response`;
+- :meth:`Calls.acall`, :meth:`Calls.arespond`, :meth:`Calls.astream`: the same, run off the
+  event loop (:mod:`modules.online.aio`);
+- :meth:`Calls.with_options`: a handle with another timeout, retry count or headers.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, cast
+
+from modules.base import ModuleInput
+from modules.online.aio import AsyncCalls, AsyncChatStream
+from modules.online.config import Timeout
+from modules.online.response import OnlineChatStream, Response, StreamEnd
+from modules.online.scrub import Scrubber, mask_library_logs, secrets_of_headers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from modules.online.module import ChatRequest, OnlineChatModule
+
+__all__ = ["Calls"]
+
+
+class Calls(AsyncCalls):
+    """Mixed into :class:`~modules.online.module.OnlineChatModule`."""
+
+    def respond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """Ask the model; return the whole :class:`~modules.online.response.Response`
+        (text, tool calls, finish reason, usage, model, request id, raw body)."""
+        m = _module(self)
+        outcome = m._request(m.build_request(input, history, tools, **generation))
+        completion = m._parse_completion(outcome.body, outcome.status)
+        return Response.of(completion, m._request_id(outcome.headers))
+
+    def stream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> OnlineChatStream:
+        """As :meth:`ModuleBase.stream`; once read to its end, ``.response`` is the whole
+        :class:`~modules.online.response.Response` (usage where the API reports it)."""
+        m = _module(self)
+        end = StreamEnd()
+        return OnlineChatStream(m._stream(m.build_request(input, history, tools, **generation), end), end)
+
+    async def arespond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
+        m = _module(self)
+        return await m._async.run(m.respond, input, history, tools, **generation)
+
+    def astream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> AsyncChatStream:
+        """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop
+        (the arguments are checked here, at once; the request is sent at the first step)."""
+        m = _module(self)
+        request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
+        return AsyncChatStream(m._async, lambda: m._open_stream(request))
+
+    def _open_stream(self, request: ChatRequest) -> OnlineChatStream:
+        end = StreamEnd()
+        return OnlineChatStream(_module(self)._stream(request, end), end)
+
+    def with_options(
+        self,
+        *,
+        timeout: float | Timeout | None = None,
+        max_retries: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> OnlineChatModule:
+        """A handle on the same backend (pool, key) and prompter with other call settings, in the
+        spirit of the openai client's ``with_options``: ``m.with_options(timeout=5, max_retries=0)("hi")``.
+        ``headers`` are added to (and override) the module's. The module itself is unchanged."""
+        m = _module(self)
+        twin = copy.copy(m)
+        if timeout is not None:
+            twin.timeout = Timeout.of(timeout)
+        if max_retries is not None:
+            twin.retry = replace(m.retry, max_retries=max_retries)
+        if headers is not None:
+            twin._headers = MappingProxyType({**m._headers, **dict(headers)})
+            key = m._backend.api_key
+            twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])
+            mask_library_logs(twin._scrubber)
+        return twin
+
+
+def _module(calls: Calls) -> OnlineChatModule:
+    """``calls`` as the module it is mixed into (the mixin's methods use the module's steps)."""
+    return cast("OnlineChatModule", calls)

@@ -1,0 +1,184 @@
+"""The seam between :class:`~modules.online.module.OnlineChatModule` and a provider's native wire protocol.
+
+The module owns everything that is the same for every provider (retries, the
+total deadline, the size cap, secrets, typed errors). A :class:`Dialect` owns
+what differs, all of it pure: the URL, the auth header, the request body built
+from the prompter's rendered body, the answer's parsing into a
+:class:`~modules.base.Completion`, and the stream's framing and events.
+
+The OpenAI-compatible sources have no dialect object: the module's own code is
+theirs. :func:`dialect_for` returns None for them.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from modules.base import Completion, StreamDelta, ToolCall
+from modules.errors import ModuleConfigError
+from modules.online.sse import ServerSentEvent, SSEDecoder
+
+__all__ = [
+    "Decoder",
+    "Dialect",
+    "NativeFormat",
+    "Request",
+    "StreamState",
+    "dialect_for",
+    "new_call_id",
+    "openai_usage",
+    "refuse_options",
+]
+
+#: The prompter formats a native dialect sends.
+NativeFormat = Literal["anthropic", "gemini", "ollama"]
+
+
+class StreamState(Protocol):
+    """Folds a stream's events into deltas (see ``ChatStreamState`` for the OpenAI one)."""
+
+    text: str
+    done: bool
+
+    @property
+    def complete(self) -> bool: ...
+
+    def on_event(self, event: ServerSentEvent) -> StreamDelta | None: ...
+
+
+class Decoder(Protocol):
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]: ...
+
+    def close(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a dialect builds: the URL and the body (the module adds the common headers)."""
+
+    url: str
+    body: dict[str, Any]
+
+
+class Dialect(Protocol):
+    """One provider's native protocol. Every method is pure."""
+
+    format: NativeFormat
+    """The prompter format whose output is the body's conversation part (``"anthropic"``...)."""
+
+    def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
+        """The non-streamed request: ``prompt`` is the prompter's rendered body, ``options`` the call's options."""
+        ...
+
+    def streamed(self, url: str, body: Mapping[str, Any]) -> Request:
+        """The same request, asking for a stream."""
+        ...
+
+    def headers(self) -> dict[str, str]:
+        """Fixed headers the protocol requires (e.g. ``anthropic-version``)."""
+        ...
+
+    def auth(self, key: str) -> dict[str, str]:
+        """The header(s) that carry the key."""
+        ...
+
+    def completion(self, data: Any) -> Completion:
+        """The :class:`Completion` in a decoded (and already scrubbed) answer; wrong shapes raise."""
+        ...
+
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> StreamState:
+        """A fresh stream state: ``scrub`` masks secrets in a decoded event; ``may_hide(raw)`` False
+        says an event's text cannot decode to a secret, so ``scrub`` is skipped (None: always scrub)."""
+        ...
+
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        """Whether an error answer means a wrong key, whatever its status (it becomes an AuthenticationError)."""
+        ...
+
+    def decoder(self, max_line: int) -> Decoder: ...
+
+
+def always(raw: str) -> bool:
+    """The default ``may_hide``: every event might hide a secret."""
+    return True
+
+
+def sse_decoder(max_line: int) -> Decoder:
+    return SSEDecoder(max_line=max_line)
+
+
+def dialect_for(name: str) -> Dialect | None:
+    """The dialect called ``name``; None for ``"openai"`` (the module's own code)."""
+    if name == "openai":
+        return None
+    if name == "anthropic":
+        from modules.online.anthropic import ANTHROPIC
+
+        return ANTHROPIC
+    if name == "gemini":
+        from modules.online.gemini import GEMINI
+
+        return GEMINI
+    if name == "ollama":
+        from modules.online.ollama import OLLAMA
+
+        return OLLAMA
+    raise ModuleConfigError(f"unknown wire dialect {name!r}")  # pragma: no cover - a bug in SOURCES
+
+
+def refuse_options(options: Mapping[str, Any], unsupported: Mapping[str, str], provider: str) -> None:
+    """Raise a :class:`ModuleConfigError` for an OpenAI option this provider has no equivalent of
+    (``n=1``, what every provider does anyway, is accepted; the caller drops it)."""
+    for name, why in unsupported.items():
+        if name in options and not (name == "n" and options[name] == 1):
+            raise ModuleConfigError(f"generation option {name!r} is not supported by {provider}: {why}")
+
+
+def new_call_id() -> str:
+    """An id for a tool call whose provider gives none: the prompter finds the function by it."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+def openai_usage(prompt: Any, completion: Any, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Usage in OpenAI's keys (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) plus the provider's own."""
+    usage: dict[str, Any] = dict(raw)
+    if isinstance(prompt, int) and not isinstance(prompt, bool):
+        usage["prompt_tokens"] = prompt
+    if isinstance(completion, int) and not isinstance(completion, bool):
+        usage["completion_tokens"] = completion
+    if "prompt_tokens" in usage and "completion_tokens" in usage:
+        usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return usage
+
+
+def arguments_of(value: Any) -> str:
+    """Tool-call arguments given as an object, as the JSON string OpenAI's shape carries."""
+    return json.dumps({} if value is None else value, ensure_ascii=False)
+
+
+def tool_call(ident: str, name: str, arguments: str) -> ToolCall:
+    return ToolCall(id=ident, type="function", function={"name": name, "arguments": arguments})
+
+
+@dataclass
+class Collected:
+    """What a stream state has seen so far (shared by the native states), and how it masks events."""
+
+    text: str = ""
+    done: bool = False
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    model: str | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
+    may_hide: Callable[[str], bool] = field(default=always, repr=False)
+
+    def masked(self, raw: str, data: Any) -> Any:
+        """``data`` (decoded from ``raw``) with secrets masked; skipped when ``raw`` cannot hide one."""
+        return self.scrub(data) if self.may_hide(raw) else data

@@ -1,0 +1,233 @@
+"""Google's Gemini API, natively: ``POST {base_url}/v1beta/models/{model}:generateContent``.
+
+- **Request**: the prompter's ``format="gemini"`` body (``system_instruction``,
+  ``contents`` of ``user``/``model`` turns of parts, ``function_declarations``)
+  plus ``generationConfig`` from the call's options: ``max_tokens`` ->
+  ``maxOutputTokens``, ``stop`` -> ``stopSequences``, ``temperature``,
+  ``top_p`` -> ``topP``, ``top_k`` -> ``topK``, ``n`` -> ``candidateCount``,
+  ``seed``, ``presence_penalty``/``frequency_penalty``. A ``generationConfig``
+  option is merged in; any other option (``safetySettings``, ``toolConfig``...)
+  goes to the top level as given. ``model=`` picks the model in the URL.
+- **Headers**: the key in ``x-goog-api-key`` (never in the URL).
+- **Answer**: the first candidate's ``text`` parts are joined (``thought``
+  parts left out); ``functionCall`` parts become OpenAI tool calls, with the
+  call's ``id`` when Gemini gives one, else a fresh ``call_...`` id (the
+  prompter maps it back to the function's name for the ``functionResponse``);
+  ``finishReason`` is mapped (``STOP`` -> ``stop``, or ``tool_calls`` when
+  functions were called; ``MAX_TOKENS`` -> ``length``; safety reasons and a
+  blocked prompt -> ``content_filter``; others lower-cased); ``usageMetadata``
+  gets OpenAI's keys beside Gemini's.
+- **Stream**: ``:streamGenerateContent?alt=sse``: each event is a whole
+  ``GenerateContentResponse`` carrying the next piece; the one with a
+  ``finishReason`` ends it (there is no end marker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from modules.base import Completion, StreamDelta, ToolCall
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
+from modules.online.dialects import (
+    Collected,
+    Decoder,
+    NativeFormat,
+    Request,
+    always,
+    arguments_of,
+    new_call_id,
+    openai_usage,
+    sse_decoder,
+    tool_call,
+)
+from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_object, shown
+from modules.online.sse import ServerSentEvent
+
+__all__ = ["GEMINI", "GeminiDialect"]
+
+_CONFIG = {
+    "max_tokens": "maxOutputTokens",
+    "max_completion_tokens": "maxOutputTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+    "top_k": "topK",
+    "n": "candidateCount",
+    "seed": "seed",
+    "presence_penalty": "presencePenalty",
+    "frequency_penalty": "frequencyPenalty",
+}
+_FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+_WHERE = "a Gemini stream event"
+
+
+def finish_reason(reason: str | None, called: bool) -> str | None:
+    if reason is None:
+        return None
+    if reason == "STOP":
+        return "tool_calls" if called else "stop"
+    if reason == "MAX_TOKENS":
+        return "length"
+    if reason in _FILTERED:
+        return "content_filter"
+    return reason.lower()
+
+
+@dataclass
+class _Chunk:
+    text: str
+    calls: list[ToolCall]
+    finish: str | None
+    usage: dict[str, Any] | None
+
+
+def _read(data: Any, where: str) -> _Chunk:
+    """One ``GenerateContentResponse``: its first candidate's text, calls and raw finish reason, and usage."""
+    body = read_object(data, "the top level", where)
+    usage_data = body.get("usageMetadata")
+    usage = None
+    if usage_data is not None:
+        raw = read_object(usage_data, "usageMetadata", where)
+        usage = openai_usage(raw.get("promptTokenCount"), raw.get("candidatesTokenCount"), raw)
+    candidates = body.get("candidates")
+    if candidates is None:
+        feedback = body.get("promptFeedback")
+        blocked = isinstance(feedback, dict) and feedback.get("blockReason")
+        return _Chunk("", [], "SAFETY" if blocked else None, usage)
+    if not isinstance(candidates, list) or not candidates:
+        raise invalid("candidates", "a non-empty array", candidates, where)
+    candidate = read_object(candidates[0], "candidates[0]", where)
+    finish = optional_str(candidate, "finishReason", "candidates[0]", where)
+    content = candidate.get("content")
+    if content is None:
+        return _Chunk("", [], finish, usage)
+    content = read_object(content, "candidates[0].content", where)
+    parts = content.get("parts") or []
+    if not isinstance(parts, list):
+        raise invalid("candidates[0].content.parts", "an array", parts, where)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, part in enumerate(parts):
+        here = f"candidates[0].content.parts[{i}]"
+        part = read_object(part, here, where)
+        if "functionCall" in part:
+            call = read_object(part["functionCall"], f"{here}.functionCall", where)
+            name = call.get("name")
+            if not isinstance(name, str) or not name:
+                raise invalid(f"{here}.functionCall.name", "a non-empty string", name, where)
+            args = call.get("args")
+            if args is not None and not isinstance(args, dict):
+                raise invalid(f"{here}.functionCall.args", "an object", args, where)
+            ident = optional_str(call, "id", f"{here}.functionCall", where) or new_call_id()
+            calls.append(tool_call(ident, name, arguments_of(args)))
+        elif "text" in part and not part.get("thought"):
+            text = part["text"]
+            if not isinstance(text, str):
+                raise invalid(f"{here}.text", "a string", text, where)
+            texts.append(text)
+    return _Chunk("".join(texts), calls, finish, usage)
+
+
+class GeminiDialect:
+    format: NativeFormat = "gemini"
+
+    def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
+        options = dict(options)
+        name = str(options.pop("model", model)).removeprefix("models/")
+        config: dict[str, Any] = {}
+        for option, key in _CONFIG.items():
+            if option in options:
+                config[key] = options.pop(option)
+        stop = options.pop("stop", None)
+        if stop is not None:
+            config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
+        given = options.pop("generationConfig", None)
+        if given is not None and not isinstance(given, Mapping):
+            raise ModuleConfigError(
+                f"generation option 'generationConfig': expected a mapping, got {type(given).__name__}"
+            )
+        if given is not None:
+            config = {**given, **config}
+        body: dict[str, Any] = {**prompt, **options}
+        if config:
+            body["generationConfig"] = config
+        url = f"{base_url}/v1beta/models/{quote(name, safe='-._~')}:generateContent"
+        return Request(url=url, body=body)
+
+    def streamed(self, url: str, body: Mapping[str, Any]) -> Request:
+        return Request(url=url.replace(":generateContent", ":streamGenerateContent?alt=sse"), body=dict(body))
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def auth(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
+
+    def completion(self, data: Any) -> Completion:
+        chunk = _read(data, "the answer")
+        return Completion(
+            text=chunk.text,
+            tool_calls=tuple(chunk.calls),
+            finish_reason=finish_reason(chunk.finish, bool(chunk.calls)),
+            usage=chunk.usage,
+            raw=data,
+        )
+
+    def is_auth_failure(self, status: int, body: Any) -> bool:
+        """401, or the 400 Google answers for a wrong API key (an ``ErrorInfo`` with reason ``API_KEY_INVALID``)."""
+        if status == 401:
+            return True
+        error = body.get("error") if isinstance(body, dict) else None
+        details = error.get("details") if isinstance(error, dict) else None
+        return isinstance(details, list) and any(
+            isinstance(d, dict) and d.get("reason") == "API_KEY_INVALID" for d in details
+        )
+
+    def stream_state(
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+    ) -> GeminiStreamState:
+        return GeminiStreamState(scrub=scrub, may_hide=may_hide or always)
+
+    def decoder(self, max_line: int) -> Decoder:
+        return sse_decoder(max_line)
+
+
+@dataclass
+class GeminiStreamState(Collected):
+    """Folds ``streamGenerateContent`` events into deltas; function calls are handed on at the finish."""
+
+
+    @property
+    def complete(self) -> bool:
+        return self.finish_reason is not None
+
+    def on_event(self, event: ServerSentEvent) -> StreamDelta | None:
+        data = loads(event.data)
+        if data is NOT_JSON:  # raised outside the handler: no __context__ holding the event
+            raise APIResponseValidationError(f"stream event is not JSON: {self.scrub(event.data)[:200]!r}")
+        data = self.masked(event.data, data)
+        if isinstance(data, dict) and data.get("error"):
+            error = data["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise StreamError(
+                f"the server reported an error mid-stream: {shown(message, 500)}", body=data, partial_text=self.text
+            )
+        if self.finish_reason is not None:
+            return None  # nothing is expected after the finish
+        if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
+            self.model = data["modelVersion"]
+        chunk = _read(data, _WHERE)
+        self.text += chunk.text
+        self.calls += chunk.calls
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        if chunk.finish is not None:
+            self.finish_reason = finish_reason(chunk.finish, bool(self.calls))
+            self.done = True
+            return StreamDelta(text=chunk.text, tool_calls=tuple(self.calls), finish_reason=self.finish_reason)
+        return StreamDelta(text=chunk.text) if chunk.text else None
+
+
+GEMINI = GeminiDialect()
