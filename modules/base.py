@@ -289,6 +289,11 @@ class ModuleBase(Generic[RequestT]):
     a typo (``temprature=``) or another library's keyword would otherwise reach the backend silently.
     A module declares the set it knows (an online module: :data:`OPENAI_OPTIONS` and its provider's extras)."""
 
+    def known_options(self) -> frozenset[str]:
+        """The generation options this module's calls accept (its class's set; a module may narrow or widen
+        it per instance, e.g. by provider). Anything else is a :class:`ModuleConfigError`, never sent."""
+        return self.generation_options
+
     # -- prompters -------------------------------------------------------------
 
     def prompt(self: M, prompt: Any = None) -> M:
@@ -336,7 +341,7 @@ class ModuleBase(Generic[RequestT]):
             if history is not None and alias is not None:
                 raise ModuleConfigError("pass the conversation as history= or llm_chat_history=, not both")
             history = alias if history is None else history
-        return self._build_request(input, history, tools, self._check_options(generation, self.generation_options))
+        return self._build_request(input, history, tools, self._check_options(generation, self.known_options()))
 
     def __call__(
         self,

@@ -16,7 +16,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, TypeVar, cast
 
 from modules.base import ModuleInput
 from modules.online.aio import AsyncCalls, AsyncChatStream
@@ -24,8 +24,7 @@ from modules.online.config import Timeout
 from modules.online.response import OnlineChatStream, Response, StreamEnd
 from modules.online.scrub import Scrubber, mask_library_logs, secrets_of_headers
 
-if TYPE_CHECKING:  # pragma: no cover
-    from modules.online.module import ChatRequest, OnlineChatModule
+C = TypeVar("C", bound="Calls")
 
 __all__ = ["Calls"]
 
@@ -69,7 +68,8 @@ class Calls(AsyncCalls):
     ) -> Response:
         """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
         m = _module(self)
-        return await m._async.run(m.respond, input, history, tools, **generation)
+        response: Response = await m._async.run(m.respond, input, history, tools, **generation)
+        return response
 
     def astream(
         self,
@@ -84,17 +84,17 @@ class Calls(AsyncCalls):
         request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
         return AsyncChatStream(m._async, lambda: m._open_stream(request))
 
-    def _open_stream(self, request: ChatRequest) -> OnlineChatStream:
+    def _open_stream(self, request: Any) -> OnlineChatStream:
         end = StreamEnd()
         return OnlineChatStream(_module(self)._stream(request, end), end)
 
     def with_options(
-        self,
+        self: C,
         *,
         timeout: float | Timeout | None = None,
         max_retries: int | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> OnlineChatModule:
+    ) -> C:
         """A handle on the same backend (pool, key) and prompter with other call settings, in the
         spirit of the openai client's ``with_options``: ``m.with_options(timeout=5, max_retries=0)("hi")``.
         ``headers`` are added to (and override) the module's. The module itself is unchanged."""
@@ -109,9 +109,10 @@ class Calls(AsyncCalls):
             key = m._backend.api_key
             twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])
             mask_library_logs(twin._scrubber)
-        return twin
+        return cast("C", twin)
 
 
-def _module(calls: Calls) -> OnlineChatModule:
-    """``calls`` as the module it is mixed into (the mixin's methods use the module's steps)."""
-    return cast("OnlineChatModule", calls)
+def _module(calls: Calls) -> Any:
+    """``calls`` as the module it is mixed into (the mixin's methods use the module's steps); typed
+    loosely so that this file needs no import of the module that mixes it in."""
+    return calls

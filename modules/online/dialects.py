@@ -7,7 +7,7 @@ from the prompter's rendered body, the answer's parsing into a
 :class:`~modules.base.Completion`, and the stream's framing and events.
 
 The OpenAI-compatible sources have no dialect object: the module's own code is
-theirs. :func:`dialect_for` returns None for them.
+theirs. :func:`modules.online.native.dialect_for` returns None for them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ __all__ = [
     "NativeFormat",
     "Request",
     "StreamState",
-    "dialect_for",
     "new_call_id",
     "openai_usage",
     "refuse_options",
@@ -111,25 +110,6 @@ def always(raw: str) -> bool:
 
 def sse_decoder(max_line: int) -> Decoder:
     return SSEDecoder(max_line=max_line)
-
-
-def dialect_for(name: str) -> Dialect | None:
-    """The dialect called ``name``; None for ``"openai"`` (the module's own code)."""
-    if name == "openai":
-        return None
-    if name == "anthropic":
-        from modules.online.anthropic import ANTHROPIC
-
-        return ANTHROPIC
-    if name == "gemini":
-        from modules.online.gemini import GEMINI
-
-        return GEMINI
-    if name == "ollama":
-        from modules.online.ollama import OLLAMA
-
-        return OLLAMA
-    raise ModuleConfigError(f"unknown wire dialect {name!r}")  # pragma: no cover - a bug in SOURCES
 
 
 def refuse_options(options: Mapping[str, Any], unsupported: Mapping[str, str], provider: str) -> None:

@@ -44,6 +44,11 @@ pieces (a key split across events included: the end of the text that could
 begin a key is held back until the next piece shows it is not one) and
 ``partial_text``. Errors are raised without chaining the ``requests``
 exceptions, whose text includes URLs and could include more.
+
+Why this file is long: building, sending, retrying, streaming and error mapping share one
+deadline, one scrubber and one retry loop per call; the parts that stand alone (sources,
+config, transport, shapes, scrubbing, SSE, each native protocol, the call mixin) already
+live in their own files beside it.
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ from modules.errors import (
 from modules.online.aio import ASYNC_WORKERS, AsyncRunner
 from modules.online.calls import Calls
 from modules.online.config import Secret, Timeout
-from modules.online.dialects import Decoder, Dialect, StreamState, dialect_for
+from modules.online.dialects import Decoder, Dialect, StreamState
+from modules.online.native import dialect_for
 from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
@@ -137,6 +143,15 @@ class _Outcome:
     deadline: float | None = None
 
 
+#: Each native protocol's own request fields a call may pass as keywords (besides the common options,
+#: which are translated): Anthropic Messages, Gemini generateContent, Ollama /api/chat.
+_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
+    "anthropic": frozenset({"stop_sequences", "thinking", "tool_choice", "metadata", "service_tier"}),
+    "gemini": frozenset({"generationConfig", "safetySettings", "toolConfig", "cachedContent", "labels"}),
+    "ollama": frozenset({"options", "format", "keep_alive", "think"}),
+}
+
+
 class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     """A chat model behind an OpenAI-compatible HTTP API.
 
@@ -177,7 +192,13 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         retry: RetryPolicy | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         async_workers: int = ASYNC_WORKERS,
+        stream: bool = False,
     ) -> None:
+        if stream:  # LazyLLM's OnlineChatModule(stream=True): here streaming is chosen per call
+            raise ModuleConfigError(
+                "stream=True: this module streams per call — use m.stream(input) (or m.astream) for pieces; "
+                "m(input) returns the whole answer"
+            )
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
         url = resolve_base_url(src, base_url)
         if not url:
@@ -217,7 +238,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         self._dialect: Dialect | None = dialect_for(src.dialect)
         self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
         self._async = AsyncRunner(async_workers)  # threads for acall/astream, shared by share() handles
-        self._generation = ModuleBase._check_options(dict(generation or {}))
+        self._generation = ModuleBase._check_options(dict(generation or {}), self.known_options())
         self._headers: Mapping[str, str] = MappingProxyType(
             {
                 "Content-Type": "application/json",
@@ -264,6 +285,11 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def known_options(self) -> frozenset[str]:
+        """The call keywords this source accepts: the common options and its own protocol's fields."""
+        dialect = getattr(self, "_dialect", None)
+        return self.generation_options | (_NATIVE_OPTIONS[dialect.format] if dialect is not None else frozenset())
 
     # -- building (pure) ---------------------------------------------------------
 

@@ -109,7 +109,9 @@ def test_503_overloaded_is_retried_then_raised(server):
 
 def test_400_is_a_bad_request_error_with_the_servers_message(server):
     with pytest.raises(BadRequestError, match="Unknown name"):
-        make(server)("hi", candidate_count=2)  # not a Gemini field: the API refuses it
+        make(server)("hi", generationConfig={"bogusField": 2})  # not a Gemini field: the API refuses it
+    with pytest.raises(ModuleConfigError, match="candidate_count"):
+        make(server)("hi", candidate_count=2)  # not a call keyword of this source: refused, never sent
     with pytest.raises(AuthenticationError, match="API key not valid") as info:
         make(server, api_key="AIza-wrong-key-0000000000")("hi")  # Gemini answers a wrong API key with a 400
     assert info.value.status_code == 400

@@ -91,3 +91,11 @@ def test_bad_timeouts_are_refused(bad):
 def test_bad_base_url_is_refused():
     with pytest.raises(ModuleConfigError, match="http"):
         OnlineChatModule(base_url="ftp://example.com/v1", model="m")
+
+
+def test_lazyllm_stream_true_in_the_constructor_is_a_typed_error_naming_the_replacement() -> None:
+    from modules import ModuleConfigError, OnlineChatModule
+
+    assert OnlineChatModule(model="m", source="openai", base_url="http://127.0.0.1:9/v1", api_key="k", stream=False)
+    with pytest.raises(ModuleConfigError, match=r"m\.stream\(input\)"):
+        OnlineChatModule(model="m", source="openai", base_url="http://127.0.0.1:9/v1", api_key="k", stream=True)
