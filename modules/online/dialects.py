@@ -23,6 +23,7 @@ from modules.errors import ModuleConfigError
 from modules.online.sse import ServerSentEvent, SSEDecoder
 
 __all__ = [
+    "nested_options",
     "Decoder",
     "Dialect",
     "NativeFormat",
@@ -162,3 +163,17 @@ class Collected:
     def masked(self, raw: str, data: Any) -> Any:
         """``data`` (decoded from ``raw``) with secrets masked; skipped when ``raw`` cannot hide one."""
         return self.scrub(data) if self.may_hide(raw) else data
+
+
+def nested_options(options: dict[str, Any], names: Mapping[str, str], stop_key: str, field: str) -> dict[str, Any]:
+    """Move the common options a protocol keeps in one nested object (Gemini's ``generationConfig``,
+    Ollama's ``options``) out of ``options`` into that object, under the protocol's names; a caller's
+    own ``field=`` mapping is merged under them. ``options`` keeps what goes to the top level."""
+    nested = {key: options.pop(option) for option, key in names.items() if option in options}
+    stop = options.pop("stop", None)
+    if stop is not None:
+        nested[stop_key] = [stop] if isinstance(stop, str) else list(stop)
+    given = options.pop(field, None)
+    if given is not None and not isinstance(given, Mapping):
+        raise ModuleConfigError(f"generation option {field!r}: expected a mapping, got {type(given).__name__}")
+    return {**given, **nested} if given is not None else nested

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
+from modules.errors import APIResponseValidationError, StreamError
 from modules.online.dialects import (
     Collected,
     Decoder,
@@ -38,6 +38,7 @@ from modules.online.dialects import (
     Request,
     always,
     arguments_of,
+    nested_options,
     new_call_id,
     openai_usage,
     sse_decoder,
@@ -136,20 +137,7 @@ class GeminiDialect:
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
         options = dict(options)
         name = str(options.pop("model", model)).removeprefix("models/")
-        config: dict[str, Any] = {}
-        for option, key in _CONFIG.items():
-            if option in options:
-                config[key] = options.pop(option)
-        stop = options.pop("stop", None)
-        if stop is not None:
-            config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
-        given = options.pop("generationConfig", None)
-        if given is not None and not isinstance(given, Mapping):
-            raise ModuleConfigError(
-                f"generation option 'generationConfig': expected a mapping, got {type(given).__name__}"
-            )
-        if given is not None:
-            config = {**given, **config}
+        config = nested_options(options, _CONFIG, "stopSequences", "generationConfig")
         body: dict[str, Any] = {**prompt, **options}
         if config:
             body["generationConfig"] = config

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
+from modules.errors import APIResponseValidationError, StreamError
 from modules.online.dialects import (
     Collected,
     NativeFormat,
     Request,
     always,
     arguments_of,
+    nested_options,
     new_call_id,
     openai_usage,
     refuse_options,
@@ -144,18 +145,7 @@ class OllamaDialect:
         refuse_options(options, {"n": "it returns one message per request"}, "Ollama")
         options = dict(options)
         options.pop("n", None)  # n=1 (anything else was refused above)
-        native: dict[str, Any] = {}
-        for option, key in _OPTIONS.items():
-            if option in options:
-                native[key] = options.pop(option)
-        stop = options.pop("stop", None)
-        if stop is not None:
-            native["stop"] = [stop] if isinstance(stop, str) else list(stop)
-        given = options.pop("options", None)
-        if given is not None and not isinstance(given, Mapping):
-            raise ModuleConfigError(f"generation option 'options': expected a mapping, got {type(given).__name__}")
-        if given is not None:
-            native = {**given, **native}
+        native = nested_options(options, _OPTIONS, "stop", "options")
         body: dict[str, Any] = {"model": options.pop("model", model), **prompt, "stream": False, **options}
         if native:
             body["options"] = native
