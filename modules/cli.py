@@ -171,8 +171,10 @@ def _serve(args: argparse.Namespace) -> int:
         module.start(serve=True, port=args.port, host=args.host)
         progress(f"server up in {time.perf_counter() - t0:.1f}s")
         print(f"serving {module.name!r} at {module.url}  (Ctrl-C to stop)", flush=True)
+        # Short naps, not one long sleep: Python runs signal handlers only in the main thread, between
+        # bytecodes, and the kernel may hand SIGTERM to any thread; a long sleep would defer the handler.
         while True:
-            time.sleep(3600)
+            time.sleep(0.25)
     except KeyboardInterrupt:
         pass
     finally:

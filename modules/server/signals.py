@@ -10,6 +10,12 @@ only while SIGTERM has its default action (a handler the application set is
 left alone), and removed when the last server stops. After stopping the
 servers it restores the default action and sends SIGTERM again, so the process
 still ends as SIGTERM ends it (exit status 143 / -15).
+
+Python runs the handler in the main thread only, between bytecodes, even when
+the kernel hands the signal to another thread: a main thread that blocks for
+long (one ``time.sleep(3600)``) defers the stop. ``prompter serve`` naps in
+short steps for that reason; an application serving from its main thread
+should do the same (or ``join`` with a timeout in a loop).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     for t in stoppers:
         t.start()
     for t in stoppers:
-        t.join()
+        t.join(30.0)  # each stop() is bounded (10 s); never let a stuck one keep the process alive
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
 

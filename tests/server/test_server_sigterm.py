@@ -88,3 +88,55 @@ def test_sigterm_ends_every_open_stream_with_an_error_event(tiny_model_path: Pat
     assert len(errors) == STREAMS, f"{STREAMS - len(errors)} of {STREAMS} streams cut silently: {endings[:2]}"
     assert all(e["code"] == "server_shutting_down" and e["type"] == "server_error" for e in errors)
     assert server.returncode == -signal.SIGTERM  # then it ends as SIGTERM would have ended it
+
+
+_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+def _tgkill(pid: int, tid: int, sig: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(_TGKILL, pid, tid, sig) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill failed")
+
+
+def test_sigterm_received_by_a_worker_thread_still_stops_the_server(tiny_model_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The kernel may hand a process-wide SIGTERM to any thread; the process must still stop promptly.
+
+    Python runs signal handlers only in the main thread, between bytecodes: a main
+    thread parked in one long sleep never ran the handler, and the server lived on.
+    """
+    assert _TGKILL is not None, f"no tgkill syscall number for {os.uname().machine}"
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "modules.cli", "serve", "--model", str(tiny_model_path), "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        workers = [int(t) for t in os.listdir(f"/proc/{server.pid}/task") if int(t) != server.pid]
+        assert workers, "the server runs in a thread of its own"
+        _tgkill(server.pid, workers[-1], signal.SIGTERM)
+        try:
+            server.wait(60)  # stop() waits at most 10 s; the rest is slack for a loaded machine
+        except subprocess.TimeoutExpired:
+            raise AssertionError("SIGTERM delivered to a worker thread did not stop the server") from None
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        log.close()
+    assert server.returncode == -signal.SIGTERM
