@@ -7,9 +7,11 @@
 - ``dialects``: the seam for native protocols, implemented by ``anthropic``, ``gemini`` and ``ollama``;
 - ``response``: the whole answer (``Response``) of ``respond()`` and of a stream at its end;
 - ``calls``: ``respond``, ``acall``, ``arespond``, ``astream``, ``with_options`` (mixed into the module);
-- ``aio``: the bounded thread pool behind the async calls.
+- ``aio``: the bounded thread pool behind the async calls;
+- ``redirects``: which redirects are followed (same origin, 307/308) and the error for the rest.
 """
 
 from modules.online.module import OnlineChatModule
+from modules.online.redirects import CrossOriginRedirectError
 
-__all__ = ["OnlineChatModule"]
+__all__ = ["CrossOriginRedirectError", "OnlineChatModule"]

@@ -25,9 +25,12 @@ Limits on what a server can make a call cost:
   at most the time left, and a retry whose wait (``Retry-After`` included)
   would pass the deadline is not made. Past it: :class:`APITimeoutError` (for a
   stream, :class:`StreamTimeoutError`, which is also a ``StreamInterruptedError``
-  with ``partial_text``). With a ``session=`` of your own, reads inside the
-  headers and each body read are bounded by the read timeout and the deadline
-  is checked between reads.
+  with ``partial_text``). Connecting (name resolution, TCP, TLS) fits in the
+  connect timeout as a whole. A ``session=`` of your own is bounded the same way
+  (through a view of it, see :mod:`modules.online.transport`; it is never changed).
+- **Redirects**: only a 307/308 within the origin of ``base_url`` is followed; any
+  other redirect raises :class:`~modules.online.redirects.CrossOriginRedirectError`
+  before anything (key, conversation) is sent to its target.
 - **Size**: ``max_response_bytes`` (default 32 MiB, :data:`MAX_RESPONSE_BYTES`)
   caps a success body, a stream (all of its bytes) and so any single stream
   line; over it, :class:`APIResponseValidationError`. Error bodies are read up to
@@ -85,13 +88,20 @@ from modules.online.calls import Calls
 from modules.online.config import Secret, Timeout
 from modules.online.dialects import Decoder, Dialect, StreamState
 from modules.online.native import dialect_for
+from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop
 from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import Source, get_source, resolve_api_key, resolve_base_url
 from modules.online.sse import ChatStreamState, SSEDecoder
-from modules.online.transport import arm_response, deadline_scope, mount_deadline_adapters
+from modules.online.transport import (
+    arm_response,
+    close_adapters,
+    deadline_scope,
+    mount_deadline_adapters,
+    sending_session,
+)
 
 __all__ = ["MAX_RESPONSE_BYTES", "ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 
@@ -129,6 +139,7 @@ class _Backend:
     api_key: Secret | None
     owns_session: bool = True
     closed: bool = field(default=False)
+    derived: dict[int, Any] = field(default_factory=dict)  # deadline twins of a caller's session's adapters
 
 
 @dataclass
@@ -278,6 +289,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         self._async.close()
         if self._backend.owns_session and not self._backend.closed:
             _close_session(self._backend.session)
+        close_adapters(self._backend.derived)
         self._backend.closed = True
 
     def __enter__(self) -> OnlineChatModule:
@@ -314,16 +326,33 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
 
     # -- sending -----------------------------------------------------------------
 
-    def _send(self, request: ChatRequest, content: bytes, timeout: tuple[float, float]) -> requests.Response:
-        """Send one attempt. The only place the key is read."""
+    def _send(self, request: ChatRequest, content: bytes, deadline: float | None) -> requests.Response:
+        """Send one attempt, following same-origin 307/308 redirects only (see
+        :mod:`modules.online.redirects`: a redirect elsewhere raises before anything is sent there).
+        The only place the key is read."""
         headers = dict(request.headers)
         if request.stream:
             headers["Accept"] = "text/event-stream"
         if self._backend.api_key is not None:
             key = self._backend.api_key.reveal()
             headers.update({"Authorization": "Bearer " + key} if self._dialect is None else self._dialect.auth(key))
-        session = self._backend.session
-        return session.post(request.url, data=content, headers=headers, timeout=timeout, stream=True)
+        session = sending_session(self._backend.session, self._backend.derived)
+        url = request.url
+        for hops in range(MAX_REDIRECTS + 1):
+            response: requests.Response = session.post(
+                url, data=content, headers=headers, timeout=self._timeouts(deadline), stream=True, allow_redirects=False
+            )
+            try:
+                target = next_hop(url, response.status_code, response.headers, hops, self._scrub)
+            except CrossOriginRedirectError as exc:
+                exc.request_id = self._request_id(response.headers)
+                _finish(response)
+                raise
+            if target is None:
+                return response
+            _finish(response)
+            url = target
+        raise AssertionError("unreachable: next_hop refuses the hop after MAX_REDIRECTS")  # pragma: no cover
 
     def _complete(self, request: ChatRequest) -> Completion:
         outcome = self._request(request)
@@ -390,11 +419,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
 
     def _attempt(self, request: ChatRequest, content: bytes, deadline: float | None) -> _Outcome:
         """One attempt, its failure turned into an error value (raised or retried by the caller)."""
-        timeout = self._timeouts(deadline)
         log.debug("POST %s", _loggable(request.url))
         try:
             with deadline_scope(deadline, self.retry.clock):
-                response = self._send(request, content, timeout)
+                response = self._send(request, content, deadline)
         except requests.RequestException as exc:
             return _Outcome(error=self._connection_error(exc, deadline))
         status, headers = response.status_code, response.headers

@@ -1,0 +1,110 @@
+"""Redirects: followed only within the origin the caller chose; anything else is a typed error.
+
+``requests`` follows redirects by itself and, on a change of host, drops only the
+``Authorization`` header: an ``x-api-key`` (Anthropic), ``x-goog-api-key`` (Gemini) or a
+caller's ``api-key`` header would go to whatever host a ``Location`` names, with the
+conversation in the body (307/308 re-send it). The module sends with
+``allow_redirects=False`` and decides here:
+
+- a 307 or 308 to the **same origin** (scheme, host and port, default ports folded) is
+  followed, up to :data:`MAX_REDIRECTS` hops, with the same method, body and headers;
+- anything else -- another origin (an ``https`` to ``http`` downgrade included), a 301/302/303
+  (which would turn the POST into a body-less GET), a ``Location`` carrying credentials, a
+  loop -- raises :class:`CrossOriginRedirectError` before a single byte goes to the new place.
+
+Why refuse rather than strip the secrets and follow: the body is the caller's
+conversation and may be as confidential as the key; a header we do not know to be a secret
+(``x-tenant-token``) would still leave; and the other host would answer in the name of the
+API the caller configured. The remedy is one argument away: ``base_url=`` the new location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from urllib.parse import urljoin, urlsplit
+
+from modules.errors import APIStatusError
+
+__all__ = ["MAX_REDIRECTS", "CrossOriginRedirectError", "next_hop", "same_origin"]
+
+#: Same-origin hops followed for one attempt before giving up (a loop ends here).
+MAX_REDIRECTS = 5
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_KEEP_METHOD = frozenset({307, 308})  # the only redirects that re-send a POST with its body
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class CrossOriginRedirectError(APIStatusError):
+    """The server answered with a redirect the module does not follow (another origin, a method
+    change, a loop). ``status_code`` is the redirect's status, ``location`` where it pointed (without
+    its query string, secrets masked). Nothing was sent there."""
+
+    def __init__(self, message: str, *, status_code: int, location: str, request_id: str | None = None) -> None:
+        super().__init__(message, status_code=status_code, request_id=request_id)
+        self.location = location
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # a port that is not a number
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username is not None:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Whether ``b`` is on the same origin as ``a`` (and carries no credentials of its own)."""
+    first, second = _origin(a), _origin(b)
+    return first is not None and first == second
+
+
+def _shown(url: str, scrub: Callable[[str], str]) -> str:
+    """``url`` without query, fragment or user info (server data: masked too), for an error message."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return scrub(f"{parts.scheme}://{netloc}{parts.path}"[:300])
+    except ValueError:
+        return "an unparsable location"
+
+
+def next_hop(
+    url: str, status: int, headers: Mapping[str, str], hops: int, scrub: Callable[[str], str]
+) -> str | None:
+    """Where to send the request next: None when ``status`` is not a redirect (the answer stands),
+    the same-origin target of a 307/308; otherwise :class:`CrossOriginRedirectError`."""
+    if status not in _REDIRECTS:
+        return None
+    location = headers.get("location")
+    if not location:
+        return None  # a 3xx without a target is an answer like any other
+    target = urljoin(url, location.strip())
+    shown = _shown(target, scrub)
+    remedy = f"set base_url= to the API's new location if you trust it (HTTP {status} to {shown})"
+    if not same_origin(url, target):
+        raise CrossOriginRedirectError(
+            f"the server redirected to another origin, {shown}; the module never follows a redirect off the "
+            f"origin of base_url, so neither the key nor the conversation was sent there: {remedy}",
+            status_code=status,
+            location=shown,
+        )
+    if status not in _KEEP_METHOD:
+        raise CrossOriginRedirectError(
+            f"the server answered HTTP {status}, which turns the POST into a GET without its body; only 307 "
+            f"and 308 are followed: {remedy}",
+            status_code=status,
+            location=shown,
+        )
+    if hops >= MAX_REDIRECTS:
+        raise CrossOriginRedirectError(
+            f"more than {MAX_REDIRECTS} redirects within the origin (a loop?): {remedy}",
+            status_code=status,
+            location=shown,
+        )
+    return target
