@@ -6,6 +6,7 @@
     m = TrainableModule("path/to/hf-model").prompt("You are terse.").start()
     m("Why is the sky blue?")                     # greedy, stops at the format's stop words
     for piece in m.stream("Tell me a story"): ... # pieces as they are generated
+    await m.acall("hi"); m.astream(...); m.arespond(...)  # the same, off the event loop
     m.start(serve=True); m.url                    # an OpenAI-compatible server, see modules.server.app
     m.stop()
 
@@ -67,6 +68,7 @@ from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock, pass_turn
 from modules.local.vocab import Vocab
+from modules.online.aio import AsyncCalls, AsyncRunner
 
 __all__ = [
     "GenerationOptions",
@@ -102,7 +104,7 @@ class _Backend:
     batcher: Any = None  # a Batcher when max_batch_size > 1
 
 
-class TrainableModule(ModuleBase[LocalRequest]):
+class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     """A local Hugging Face causal LM, loaded from a folder with ``local_files_only=True``.
 
     Arguments:
@@ -156,6 +158,9 @@ class TrainableModule(ModuleBase[LocalRequest]):
         self.device = device
         self.last_dropped: list[Mapping[str, Any]] = []
         """The messages the last call's ``trim="oldest"`` dropped (empty when none)."""
+        # acall/arespond/astream run m(...)/respond/stream on these threads, shared by share() handles;
+        # generation itself is serialised (or batched), so a few more than a batch is plenty
+        self._async = AsyncRunner(max(8, 2 * max_batch_size))
 
     def __repr__(self) -> str:
         state = "started" if self._backend.model is not None else "not started"
@@ -237,6 +242,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
             b.model = None
         if b.batcher is not None:
             b.batcher.stop(min(timeout, 2.0))
+        self.close_async()  # the async workers end after the calls they run (now failing: no model)
 
     def __enter__(self) -> TrainableModule:
         return self.start()

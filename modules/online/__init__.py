@@ -11,7 +11,23 @@
 - ``redirects``: which redirects are followed (same origin, 307/308) and the error for the rest.
 """
 
-from modules.online.module import OnlineChatModule
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from modules.online.redirects import CrossOriginRedirectError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from modules.online.module import OnlineChatModule
+
 __all__ = ["CrossOriginRedirectError", "OnlineChatModule"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that the parts with no HTTP in them (``aio``, ``response``) import without the
+    # 'online' extra: TrainableModule's async calls use them.
+    if name == "OnlineChatModule":
+        from modules.online.module import OnlineChatModule
+
+        return OnlineChatModule
+    raise AttributeError(f"module 'modules.online' has no attribute {name!r}")

@@ -25,6 +25,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from modules.base import AssistantMessage, ChatStream, ModuleBase, ModuleInput, ToolCall
@@ -141,9 +142,35 @@ class AsyncChatStream:
 
 
 class AsyncCalls:
-    """``acall`` and ``astream`` for any :class:`~modules.base.ModuleBase` subclass that mixes this in
-    (``class M(AsyncCalls, ModuleBase[...])``): its own ``m(...)`` and ``m.stream(...)``, run on the
-    module's :class:`AsyncRunner` (made on first use if the module has none; ``close_async()`` ends it)."""
+    """``acall``, ``arespond`` and ``astream`` for any :class:`~modules.base.ModuleBase` subclass that mixes
+    this in (``class M(AsyncCalls, ModuleBase[...])``): its own ``m(...)``, ``m.respond(...)`` and
+    ``m.stream(...)``, run on the module's :class:`AsyncRunner` (its ``_async``, made on first use if the
+    module has none; ``close_async()`` ends its threads). A module that sets ``self._async`` in its
+    constructor shares one runner with every ``share()`` handle."""
+
+    def respond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """The whole :class:`~modules.online.response.Response` of a call: text, tool calls, finish reason,
+        usage and the backend's raw answer; ``model`` is the module's ``name`` when the answer names none."""
+        module = cast("ModuleBase[Any]", self)
+        response = Response.of(module._complete(module.build_request(input, history, tools, **generation)), None)
+        name = getattr(self, "name", None)
+        return replace(response, model=name) if response.model is None and isinstance(name, str) else response
+
+    async def arespond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
+        return await self._async_runner().run(self.respond, input, history, tools, **generation)
 
     def _async_runner(self) -> AsyncRunner:
         runner = getattr(self, "_async", None)
