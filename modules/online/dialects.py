@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: The prompter formats a native dialect sends.
-NativeFormat = Literal["anthropic", "gemini", "ollama"]
+NativeFormat = Literal["anthropic", "gemini", "ollama", "ollama_generate"]
 
 
 class StreamState(Protocol):

@@ -63,7 +63,7 @@ import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -93,7 +93,7 @@ from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
-from modules.online.sources import Source, get_source, resolve_api_key, resolve_base_url
+from modules.online.sources import Source, choose_format, get_source, resolve_api_key, resolve_base_url
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import (
     arm_response,
@@ -102,6 +102,9 @@ from modules.online.transport import (
     mount_deadline_adapters,
     sending_session,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prompter.prompters.base import Format
 
 __all__ = ["MAX_RESPONSE_BYTES", "ChatRequest", "OnlineChatModule", "Secret", "Timeout"]
 
@@ -160,7 +163,13 @@ _NATIVE_OPTIONS: dict[str, frozenset[str]] = {
     "anthropic": frozenset({"stop_sequences", "thinking", "tool_choice", "metadata", "service_tier"}),
     "gemini": frozenset({"generationConfig", "safetySettings", "toolConfig", "cachedContent", "labels"}),
     "ollama": frozenset({"options", "format", "keep_alive", "think"}),
+    "ollama_generate": frozenset(
+        {"options", "format", "keep_alive", "think", "raw", "suffix", "system", "template", "context"}
+    ),
 }
+#: How a multi-agent conversation is arranged for the dialect (see prompter.render.strategies): per module
+#: (constructor) or per call (keywords); passed to the prompter, never sent as such.
+_ARRANGEMENT = frozenset({"strategy", "history_header", "as_agent"})
 
 
 class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
@@ -186,6 +195,12 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             default :data:`MAX_RESPONSE_BYTES` (32 MiB). Over it: ``APIResponseValidationError``.
         async_workers: how many ``acall``/``astream`` steps run at once (threads, and pooled
             connections per host); default :data:`~modules.online.aio.ASYNC_WORKERS` (64).
+        format: the prompter format whose body is sent, and so the endpoint: the source's own by
+            default; ``source="ollama"`` also takes ``"ollama_generate"`` (one prompt to ``/api/generate``).
+        strategy, history_header, as_agent: how a multi-agent conversation reaches the API (speaker
+            names, one agent's point of view, turns kept or merged under a header), as in
+            ``generate_prompt(...)``; defaults per dialect mirror AgentScope's. Each may also be given
+            per call, as a keyword.
     """
 
     def __init__(
@@ -204,6 +219,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         async_workers: int = ASYNC_WORKERS,
         stream: bool = False,
+        format: str | None = None,
+        strategy: str | None = None,
+        history_header: str | None = None,
+        as_agent: str | None = None,
     ) -> None:
         if stream:  # LazyLLM's OnlineChatModule(stream=True): here streaming is chosen per call
             raise ModuleConfigError(
@@ -245,8 +264,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         self.timeout = Timeout.of(timeout)
         self.retry = policy
         self._url = self.base_url + "/chat/completions"
+        self.format = choose_format(src, format)
         # A native protocol (Anthropic, Gemini, Ollama); None: the OpenAI-compatible code below.
-        self._dialect: Dialect | None = dialect_for(src.dialect)
+        self._dialect: Dialect | None = dialect_for(self.format)
+        self._arrangement = _checked_arrangement(strategy, history_header, as_agent)
         self._stream_usage = src.stream_usage  # ask an OpenAI-compatible stream for usage (stream_options)
         self._async = AsyncRunner(async_workers)  # threads for acall/astream, shared by share() handles
         self._generation = ModuleBase._check_options(dict(generation or {}), self.known_options())
@@ -301,7 +322,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     def known_options(self) -> frozenset[str]:
         """The call keywords this source accepts: the common options and its own protocol's fields."""
         dialect = getattr(self, "_dialect", None)
-        return self.generation_options | (_NATIVE_OPTIONS[dialect.format] if dialect is not None else frozenset())
+        native = _NATIVE_OPTIONS[dialect.format] if dialect is not None else frozenset()
+        return self.generation_options | native | _ARRANGEMENT
 
     # -- building (pure) ---------------------------------------------------------
 
@@ -314,10 +336,11 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     ) -> ChatRequest:
         # the prompter validates and copies the tools (a ToolsError names what is wrong)
         dialect = self._dialect
-        prompt = self.prompter.generate_prompt(
-            input, history=history, tools=tools, format="openai" if dialect is None else dialect.format
-        )
         options = {**self._generation, **generation}
+        arrangement = {**self._arrangement, **{k: options.pop(k) for k in _ARRANGEMENT if k in options}}
+        prompt = self.prompter.generate_prompt(
+            input, history=history, tools=tools, format=cast("Format", self.format), **arrangement
+        )
         if dialect is not None:
             native = dialect.request(self.base_url, self.model, prompt, options)
             return ChatRequest(url=native.url, headers=self._headers, body=native.body)
@@ -629,6 +652,19 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             request_id=None if request_id is None else self._scrub(request_id),
             body=body,
         )
+
+
+def _checked_arrangement(strategy: object, history_header: object, as_agent: object) -> dict[str, Any]:
+    """The module's multi-agent options that are set, once the prompter's own checks pass."""
+    from prompter.errors import PromptError
+    from prompter.render.strategies import checked_options
+
+    try:
+        checked_options(strategy, history_header, as_agent)
+    except PromptError as exc:
+        raise ModuleConfigError(f"OnlineChatModule({exc})") from None
+    given = {"strategy": strategy, "history_header": history_header, "as_agent": as_agent}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 @functools.lru_cache(maxsize=64)

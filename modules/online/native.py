@@ -25,4 +25,8 @@ def dialect_for(name: str) -> Dialect | None:
         from modules.online.ollama import OLLAMA
 
         return OLLAMA
+    if name == "ollama_generate":
+        from modules.online.ollama_generate import OLLAMA_GENERATE
+
+        return OLLAMA_GENERATE
     raise ModuleConfigError(f"unknown wire dialect {name!r}")  # pragma: no cover - a bug in SOURCES

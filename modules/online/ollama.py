@@ -45,7 +45,8 @@ from modules.online.sse import ServerSentEvent
 
 __all__ = ["OLLAMA", "NDJSONDecoder", "OllamaDialect"]
 
-_OPTIONS = {
+#: The common options kept in Ollama's nested ``options`` object, by their Ollama names (chat and generate).
+OPTION_NAMES = {
     "max_tokens": "num_predict",
     "max_completion_tokens": "num_predict",
     "temperature": "temperature",
@@ -100,7 +101,7 @@ class NDJSONDecoder:
         return left
 
 
-def _usage(body: Mapping[str, Any]) -> dict[str, Any] | None:
+def usage_of(body: Mapping[str, Any]) -> dict[str, Any] | None:
     counts = {k: body[k] for k in ("prompt_eval_count", "eval_count") if k in body}
     if not counts:
         return None
@@ -145,7 +146,7 @@ class OllamaDialect:
         refuse_options(options, {"n": "it returns one message per request"}, "Ollama")
         options = dict(options)
         options.pop("n", None)  # n=1 (anything else was refused above)
-        native = nested_options(options, _OPTIONS, "stop", "options")
+        native = nested_options(options, OPTION_NAMES, "stop", "options")
         body: dict[str, Any] = {"model": options.pop("model", model), **prompt, "stream": False, **options}
         if native:
             body["options"] = native
@@ -168,7 +169,7 @@ class OllamaDialect:
             text=text_of(message.get("content"), "message.content"),
             tool_calls=tuple(calls),
             finish_reason=finish_reason(optional_str(body, "done_reason", "the top level"), bool(calls)),
-            usage=_usage(body),
+            usage=usage_of(body),
             raw=data,
         )
 
@@ -220,7 +221,7 @@ class OllamaStreamState(Collected):
         if not done:
             return StreamDelta(text=text) if text else None
         self.done = True
-        self.usage = _usage(body)
+        self.usage = usage_of(body)
         reason = optional_str(body, "done_reason", "the top level", _WHERE)
         self.finish_reason = finish_reason(reason, bool(self.calls)) or "stop"
         return StreamDelta(text=text, tool_calls=tuple(self.calls), finish_reason=self.finish_reason)

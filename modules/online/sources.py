@@ -17,7 +17,8 @@ glm (zhipu)        https://open.bigmodel.cn/api/paas/v4                        Z
 kimi (moonshot)    https://api.moonshot.cn/v1                                  MOONSHOT_API_KEY
 doubao (ark)       https://ark.cn-beijing.volces.com/api/v3                    ARK_API_KEY
 siliconflow        https://api.siliconflow.cn/v1                               SILICONFLOW_API_KEY
-ollama             http://localhost:11434 (native /api/chat)                   (no key needed)
+ollama             http://localhost:11434 (native /api/chat; /api/generate     (no key needed)
+                   with format="ollama_generate")
 ollama-openai      http://localhost:11434/v1                                   (no key needed)
 anthropic          https://api.anthropic.com (native /v1/messages)             ANTHROPIC_API_KEY
 gemini (google)    https://generativelanguage.googleapis.com (native)          GOOGLE_API_KEY, GEMINI_API_KEY
@@ -41,7 +42,7 @@ from urllib.parse import urlsplit
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["SOURCES", "Source", "get_source", "resolve_api_key", "resolve_base_url"]
+__all__ = ["SOURCES", "Source", "choose_format", "get_source", "resolve_api_key", "resolve_base_url"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class Source:
     """The wire protocol: ``"openai"`` (chat completions), ``"anthropic"``, ``"gemini"`` or ``"ollama"``."""
     base_url_env: tuple[str, ...] = ()
     """Environment variables the base URL is read from when ``base_url=`` is not given, first set wins."""
+    formats: tuple[str, ...] = ()
+    """Other prompter formats the source can send (``format=``), each to its own endpoint: Ollama's
+    ``"ollama_generate"`` goes to ``/api/generate``. The source's own ``dialect`` is always one."""
     stream_usage: bool = False
     """Whether an OpenAI-compatible stream asks for usage (``stream_options.include_usage``): only where
     the provider documents it, since a server that does not know the field may refuse the request."""
@@ -122,6 +126,7 @@ SOURCES: Mapping[str, Source] = {
             key_required=False,
             dialect="ollama",
             base_url_env=("OLLAMA_HOST",),
+            formats=("ollama_generate",),
         ),
         Source(
             "ollama-openai",
@@ -176,6 +181,21 @@ def get_source(name: str) -> Source:
             "or source='openai-compatible' with base_url=... for any other OpenAI-compatible server"
         )
     return source
+
+
+def choose_format(source: Source, format: object) -> str:
+    """The prompter format ``source`` sends: ``format`` if the source can send it, else its own dialect."""
+    if format is None:
+        return source.dialect
+    allowed = (source.dialect, *source.formats)
+    if not isinstance(format, str) or format not in allowed:
+        shown = repr(format)[:60]
+        hint = " (for an OpenAI-compatible body, use source='ollama-openai')" if source.name == "ollama" else ""
+        raise ModuleConfigError(
+            f"format={shown}: source {source.name!r} sends {' or '.join(map(repr, allowed))}{hint}; "
+            "other formats are other sources (source='anthropic', 'gemini', 'ollama'...)"
+        )
+    return format
 
 
 def resolve_api_key(source: Source, api_key: str | None, env: Mapping[str, str] | None = None) -> str | None:
