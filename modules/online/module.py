@@ -322,8 +322,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     def known_options(self) -> frozenset[str]:
         """The call keywords this source accepts: the common options and its own protocol's fields."""
         dialect = getattr(self, "_dialect", None)
-        native = _NATIVE_OPTIONS[dialect.format] if dialect is not None else frozenset()
-        return self.generation_options | native | _ARRANGEMENT
+        return _known_options(self.generation_options, None if dialect is None else dialect.format)
 
     # -- building (pure) ---------------------------------------------------------
 
@@ -652,6 +651,12 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             request_id=None if request_id is None else self._scrub(request_id),
             body=body,
         )
+
+
+@functools.lru_cache(maxsize=16)
+def _known_options(common: frozenset[str], native: str | None) -> frozenset[str]:
+    """The call keywords of a source speaking ``native`` (None: OpenAI-compatible); made once, read per call."""
+    return common | (_NATIVE_OPTIONS[native] if native is not None else frozenset()) | _ARRANGEMENT
 
 
 def _checked_arrangement(strategy: object, history_header: object, as_agent: object) -> dict[str, Any]:
