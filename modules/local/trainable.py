@@ -160,7 +160,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         """The messages the last call's ``trim="oldest"`` dropped (empty when none)."""
         # acall/arespond/astream run m(...)/respond/stream on these threads, shared by share() handles;
         # generation itself is serialised (or batched), so a few more than a batch is plenty
-        self._async = AsyncRunner(max(8, 2 * max_batch_size))
+        self._async = AsyncRunner(min(1024, max(8, 2 * max_batch_size)))
 
     def __repr__(self) -> str:
         state = "started" if self._backend.model is not None else "not started"
