@@ -133,3 +133,33 @@ def test_generate_call_keywords_are_known_and_chat_ones_are_not_offered_there(se
     chat = OnlineChatModule("ollama", model=MODEL, base_url=server.base_url)
     with pytest.raises(ModuleConfigError, match="raw"):
         chat("hi", raw=True)
+
+
+def test_a_429_with_retry_after_is_retried_once_and_a_400_and_401_are_typed():
+    from wire.common import json_answer
+
+    from modules.errors import AuthenticationError, BadRequestError
+
+    clock = FakeClock()
+    with OllamaServer(key="ollama-key-0123456789abcdef") as srv:
+        srv.script.append(json_answer({"error": "too many requests"}, 429, {"Retry-After": "1"}))
+        m = make(srv, api_key="ollama-key-0123456789abcdef",
+                 retry=RetryPolicy(sleep=clock.sleep, clock=clock.clock, random=lambda: 0.0))  # fmt: skip
+        assert m("hi") == "Hello from Ollama." and clock.sleeps == [1.0] and len(srv.received) == 2
+        with pytest.raises(AuthenticationError):
+            make(srv, api_key="wrong-key-0123456789", max_retries=0)("hi")
+        with pytest.raises(BadRequestError, match="raw mode"):  # Ollama's own 400, here for a template in raw mode
+            srv.script.append(json_answer({"error": "raw mode does not support template, system, or context"}, 400))
+            m("hi")
+
+
+def test_a_cut_stream_keeps_its_partial_text(server):
+    from wire.common import Answer, split_every
+
+    from modules.errors import StreamInterruptedError
+
+    lines = b"".join(b'{"model": "%s", "response": "%s", "done": false}\n' % (MODEL.encode(), p) for p in (b"Hel", b"lo"))
+    server.script.append(Answer(200, {"Content-Type": "application/x-ndjson"}, chunks=split_every(lines, 7), cut=True))
+    with pytest.raises(StreamInterruptedError) as info:
+        list(make(server, max_retries=0).stream("hi"))
+    assert info.value.partial_text == "Hello"

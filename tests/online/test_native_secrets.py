@@ -59,6 +59,17 @@ def ollama_stream(pieces: list[str]) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
+def generate_plain(text: str, args: dict) -> dict:
+    """/api/generate has no tool calls: the arguments are echoed in the text instead."""
+    return {"model": OLLAMA_MODEL, "response": text + json.dumps(args), "done": True, "done_reason": "stop"}
+
+
+def generate_stream(pieces: list[str]) -> bytes:
+    lines = [{"model": OLLAMA_MODEL, "response": p, "done": False} for p in pieces]
+    lines.append({"model": OLLAMA_MODEL, "response": "", "done": True})
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
 DIALECTS = {
     "anthropic": (AnthropicServer, anthropic_plain, anthropic_stream, "text/event-stream", "claude-test",
                   {"type": "error", "error": {"type": "invalid_request_error", "message": f"bad key {KEY}"}}),
@@ -66,10 +77,15 @@ DIALECTS = {
                {"error": {"code": 400, "message": f"bad key {KEY}", "status": "INVALID_ARGUMENT"}}),
     "ollama": (OllamaServer, ollama_plain, ollama_stream, "application/x-ndjson", OLLAMA_MODEL,
                {"error": f"bad key {KEY}"}),
+    "ollama_generate": (OllamaServer, generate_plain, generate_stream, "application/x-ndjson", OLLAMA_MODEL,
+                        {"error": f"bad key {KEY}"}),
 }  # fmt: skip
 
 
 def module(source: str, server: WireServer) -> OnlineChatModule:
+    if source == "ollama_generate":
+        return OnlineChatModule("ollama", model=OLLAMA_MODEL, api_key=KEY, base_url=server.base_url, max_retries=0,
+                                format="ollama_generate")  # fmt: skip
     return OnlineChatModule(source, model=DIALECTS[source][4], api_key=KEY, base_url=server.base_url, max_retries=0)
 
 

@@ -13,16 +13,18 @@ from modules.errors import APIResponseValidationError, StreamError
 from modules.online.anthropic import ANTHROPIC
 from modules.online.gemini import GEMINI
 from modules.online.ollama import OLLAMA
+from modules.online.ollama_generate import OLLAMA_GENERATE
 from modules.online.sse import ServerSentEvent
 
-DIALECTS = {"anthropic": ANTHROPIC, "gemini": GEMINI, "ollama": OLLAMA}
+DIALECTS = {"anthropic": ANTHROPIC, "gemini": GEMINI, "ollama": OLLAMA, "ollama_generate": OLLAMA_GENERATE}
+WITH_TOOLS = sorted(set(DIALECTS) - {"ollama_generate"})  # /api/generate has no tool calls
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
 names = st.sampled_from(
     ["type", "content", "text", "tool_use", "name", "input", "id", "stop_reason", "usage", "candidates", "parts",
      "functionCall", "args", "finishReason", "usageMetadata", "message", "tool_calls", "function", "arguments",
      "done", "done_reason", "index", "delta", "content_block", "partial_json", "input_json_delta", "text_delta",
-     "message_start", "content_block_start", "content_block_delta", "message_delta", "error"]
+     "message_start", "content_block_start", "content_block_delta", "message_delta", "error", "response"]
 )  # fmt: skip
 values = st.recursive(
     scalars | names, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=4), max_leaves=12
@@ -35,10 +37,19 @@ VALID = {
                                "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 1}},
     "ollama": {"message": {"content": "hi", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},
                "done": True, "done_reason": "stop", "eval_count": 2},
+    "ollama_generate": {"model": "l", "response": "hi", "done": True, "done_reason": "stop", "eval_count": 2,
+                        "context": [1, 2]},
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("source", sorted(DIALECTS))
+def test_a_valid_generate_answer_and_stream_parse():
+    completion = OLLAMA_GENERATE.completion(VALID["ollama_generate"])
+    assert completion.text == "hi" and completion.finish_reason == "stop" and completion.usage["completion_tokens"] == 2
+    state, deltas = _fold("ollama_generate", STREAMS["ollama_generate"])
+    assert "".join(d.text for d in deltas) == "hi" and deltas[-1].finish_reason == "stop" and state.complete
+
+
+@pytest.mark.parametrize("source", WITH_TOOLS)
 def test_a_valid_answer_parses(source):
     completion = DIALECTS[source].completion(VALID[source])
     assert completion.text == "hi" and completion.tool_calls[0]["function"] == {"name": "f", "arguments": "{}"}
@@ -113,6 +124,11 @@ STREAMS = {
         {"model": "l", "message": {"content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},
          "done": True, "done_reason": "stop", "prompt_eval_count": 1, "eval_count": 2},
     ],
+    "ollama_generate": [
+        {"model": "l", "response": "h", "done": False},
+        {"model": "l", "response": "i", "done": False},
+        {"model": "l", "response": "", "done": True, "done_reason": "stop", "prompt_eval_count": 1, "eval_count": 2},
+    ],
 }
 
 
@@ -122,7 +138,7 @@ def _fold(source, events):
     return state, [d for d in deltas if d is not None]
 
 
-@pytest.mark.parametrize("source", sorted(DIALECTS))
+@pytest.mark.parametrize("source", WITH_TOOLS)
 def test_a_valid_stream_folds_into_text_a_tool_call_and_usage(source):
     state, deltas = _fold(source, STREAMS[source])
     assert "".join(d.text for d in deltas) == "hi"
