@@ -2,7 +2,7 @@
 
 Validated as the API validates (400 ``invalid_request_error`` otherwise): ``model`` required;
 ``messages`` a non-empty list; roles ``system``, ``developer``, ``user``, ``assistant``, ``tool``;
-``name`` a string without whitespace or any of ``<|\\/>``; content per role: system and developer
+``name`` matching ``^[a-zA-Z0-9_-]+$``; content per role: system and developer
 text (a string or text parts), user a string or ``text``/``image_url``/``input_audio``/``file``
 parts (an image URL http(s) or a ``data:`` URL), assistant a string, text or ``refusal`` parts,
 or null when it calls tools; a ``tool`` message answers a ``tool_call_id`` of the assistant
@@ -22,7 +22,7 @@ from typing import Any
 from wire.common import Answer, Received, Rejected, WireServer, json_answer, split_every
 
 KEY = "sk-openai-test-0123456789abcdef"
-_NAME = re.compile(r"^[^\s<|\\/>]+$")
+_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # the API's pattern since 2024 (before: no whitespace nor <|\\/>)
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _PARTS = {
     "system": {"text"},
@@ -109,7 +109,7 @@ def validate(body: dict[str, Any]) -> None:
         name = message.get("name")
         if name is not None and (not isinstance(name, str) or not _NAME.match(name)):
             raise bad(f"Invalid '{where}.name': string does not match pattern. Expected a string that matches the "
-                      "pattern '^[^\\s<|\\\\/>]+$'.")  # fmt: skip
+                      "pattern '^[a-zA-Z0-9_-]+$'.")  # fmt: skip
         _check_content(message, role, where)
         if role == "assistant":
             pending = {c["id"] for c in message.get("tool_calls") or [] if isinstance(c, dict) and "id" in c}
