@@ -38,6 +38,8 @@ system message carrying the whole conversation); the other dialects keep their s
 
 from __future__ import annotations
 
+import re
+
 import json
 from typing import Literal
 
@@ -73,6 +75,9 @@ _NO_ASSISTANT_MEDIA = frozenset(("openai", "zhipu", "anthropic", "dashscope"))
 _TOOL_ROLE = {"anthropic": "user", "gemini": "user"}
 # where the system prompt goes under multi_agent: "field" (the dialect's own), "text", "system_message"
 _SYSTEM_PLACE = {"gemini": "text", "ollama": "system_message", "ollama_generate": "text"}
+
+
+_OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # OpenAI's pattern for messages[].name since 2024
 
 
 def checked_options(strategy: object, history_header: object, as_agent: object) -> None:
@@ -121,8 +126,17 @@ def _named_assistant_media(messages: list[Message]) -> bool:
     )
 
 
+def _name_refused(messages: list[Message], dialect: str) -> bool:
+    """A speaker's name the API would answer with a 400 (OpenAI: ``^[a-zA-Z0-9_-]+$``, so not "Dr Alice")."""
+    if dialect != "openai":
+        return False
+    return any(m.name is not None and m.role != "tool" and not _OPENAI_NAME.fullmatch(m.name) for m in messages)
+
+
 def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool:
     """Whether ``"chat"`` must fall back to ``"multi_agent"`` for this dialect."""
+    if _name_refused(messages, dialect):
+        return True  # the name field cannot carry this speaker: keep it in the text, as "name: text"
     if dialect in _NO_ASSISTANT_MEDIA and _named_assistant_media(messages):
         return True  # an agent's shared image can reach the model only inside a user turn
     alternate, user_last = _NEEDS.get(dialect, (False, False))

@@ -41,7 +41,7 @@ def _url(url: Any, where: str) -> None:
 
 
 # OpenAI chat completions: https://platform.openai.com/docs/api-reference/chat/create
-_OPENAI_NAME = re.compile(r"[^\s<|\\/>]+")
+_OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # the API's pattern since 2024
 
 
 def check_openai(body: dict[str, Any], names: bool = True) -> None:

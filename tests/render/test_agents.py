@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +418,21 @@ def test_four_agents_in_a_local_models_text_format(strategy: str, png: str) -> N
     assert "## Conversation History\n" + lines[0] in text and all(line in text for line in lines)
     with pytest.raises(UnsupportedContentError):
         ChatPrompter(system="").generate_prompt("What now?", history=four_agents(png), strategy=strategy)
+
+
+@given(
+    name=st.text(min_size=1, max_size=12).filter(
+        lambda s: not re.fullmatch(r"[a-zA-Z0-9_-]+", s) and len(s.splitlines()) == 1 and s[-1] not in "\n\r\x85"
+    ),
+    strategy=st.sampled_from([None, "chat", "auto"]),
+    role=st.sampled_from(["user", "assistant"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_speaker_name_openai_refuses_is_kept_in_the_text_not_sent_as_a_400(
+    name: str, strategy: str | None, role: str
+) -> None:
+    # before: "Dr Alice" or a CJK name went out as `name`, and OpenAI answers 400 (pattern ^[a-zA-Z0-9_-]+$)
+    history = [{"role": role, "name": name, "content": "The park opens at nine."}, {"role": "user", "name": "Bob", "content": "ok"}]
+    body = ChatPrompter(system="").generate_prompt("When?", history=history, format="openai", strategy=strategy)
+    CHECKS["openai"](body)
+    assert any(f"{name}: The park opens at nine." in text for text in texts_in(body)), "the speaker was lost"
