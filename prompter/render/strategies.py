@@ -38,9 +38,8 @@ system message carrying the whole conversation); the other dialects keep their s
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from typing import Literal
 
 from prompter.conversation import Conversation

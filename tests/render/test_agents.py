@@ -432,7 +432,10 @@ def test_a_speaker_name_openai_refuses_is_kept_in_the_text_not_sent_as_a_400(
     name: str, strategy: str | None, role: str
 ) -> None:
     # before: "Dr Alice" or a CJK name went out as `name`, and OpenAI answers 400 (pattern ^[a-zA-Z0-9_-]+$)
-    history = [{"role": role, "name": name, "content": "The park opens at nine."}, {"role": "user", "name": "Bob", "content": "ok"}]
+    history = [
+        {"role": role, "name": name, "content": "The park opens at nine."},
+        {"role": "user", "name": "Bob", "content": "ok"},
+    ]
     body = ChatPrompter(system="").generate_prompt("When?", history=history, format="openai", strategy=strategy)
     CHECKS["openai"](body)
     assert any(f"{name}: The park opens at nine." in text for text in texts_in(body)), "the speaker was lost"
