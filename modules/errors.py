@@ -19,6 +19,7 @@ against one reads naturally against the other::
     │       ├── ConflictError                   409
     │       ├── UnprocessableEntityError        422
     │       ├── RateLimitError                  429
+    │       ├── CrossOriginRedirectError        a redirect the module does not follow
     │       └── InternalServerError             >= 500
 
 Messages never contain an API key: they are built from the status, the
@@ -43,6 +44,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "ConflictError",
+    "CrossOriginRedirectError",
     "InternalServerError",
     "ModuleConfigError",
     "ModuleError",
@@ -254,3 +256,13 @@ class MissingExtraError(ModuleConfigError, ImportError):
 
 
 __all__ += ["MissingExtraError"]
+
+
+class CrossOriginRedirectError(APIStatusError):
+    """The server answered with a redirect the module does not follow (another origin, a method
+    change, a loop). ``status_code`` is the redirect's status, ``location`` where it pointed (without
+    its query string, secrets masked). Nothing was sent there."""
+
+    def __init__(self, message: str, *, status_code: int, location: str, request_id: str | None = None) -> None:
+        super().__init__(message, status_code=status_code, request_id=request_id)
+        self.location = location

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from urllib.parse import urljoin, urlsplit
 
-from modules.errors import APIStatusError
+from modules.errors import CrossOriginRedirectError
 
 __all__ = ["MAX_REDIRECTS", "CrossOriginRedirectError", "next_hop", "same_origin"]
 
@@ -33,16 +33,6 @@ MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _KEEP_METHOD = frozenset({307, 308})  # the only redirects that re-send a POST with its body
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class CrossOriginRedirectError(APIStatusError):
-    """The server answered with a redirect the module does not follow (another origin, a method
-    change, a loop). ``status_code`` is the redirect's status, ``location`` where it pointed (without
-    its query string, secrets masked). Nothing was sent there."""
-
-    def __init__(self, message: str, *, status_code: int, location: str, request_id: str | None = None) -> None:
-        super().__init__(message, status_code=status_code, request_id=request_id)
-        self.location = location
 
 
 def _origin(url: str) -> tuple[str, str, int] | None:
@@ -74,9 +64,7 @@ def _shown(url: str, scrub: Callable[[str], str]) -> str:
         return "an unparsable location"
 
 
-def next_hop(
-    url: str, status: int, headers: Mapping[str, str], hops: int, scrub: Callable[[str], str]
-) -> str | None:
+def next_hop(url: str, status: int, headers: Mapping[str, str], hops: int, scrub: Callable[[str], str]) -> str | None:
     """Where to send the request next: None when ``status`` is not a redirect (the answer stands),
     the same-origin target of a 307/308; otherwise :class:`CrossOriginRedirectError`."""
     if status not in _REDIRECTS:
