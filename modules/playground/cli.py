@@ -6,6 +6,8 @@ Two lines register it in :mod:`modules.cli` (:func:`add_parser` and :func:`run`)
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 import time
 from typing import Any
 
@@ -23,16 +25,20 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the playground until Ctrl-C (or SIGTERM)."""
-    from modules.cli import progress, require_extra
-    from modules.errors import ModuleConfigError
+    from modules.errors import MissingExtraError, ModuleConfigError
 
     if not 0 <= args.port <= 65535:
         raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {args.port}")
-    require_extra("server")
+    missing = [name for name in ("fastapi", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:  # said here, not with modules.cli's helper: modules.cli imports this file
+        raise MissingExtraError(
+            f"prompter playground needs the 'server' extra ({', '.join(missing)} not installed): "
+            "pip install 'prompter-kit[server]'"
+        )
     from modules.playground.app import create_playground_app
     from modules.server.lifecycle import ServerThread
 
-    progress(f"starting the playground on {args.host}:{args.port} ...")
+    print(f"prompter: starting the playground on {args.host}:{args.port} ...", file=sys.stderr, flush=True)
     server = ServerThread(create_playground_app(), host=args.host, port=args.port).start()
     print(f"playground at {server.url}/  (Ctrl-C to stop)", flush=True)
     try:

@@ -77,8 +77,15 @@ def test_a_dialect_has_no_token_count(served: str) -> None:
 
 def _cli(*args: str, **kwargs: Any) -> Any:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "modules.cli", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "modules.cli", *args],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
 
 
 def test_prompter_playground_serves_the_page_until_stopped() -> None:
@@ -101,5 +108,6 @@ def test_a_bad_port_is_one_line_and_status_2() -> None:
     proc = _cli("playground", "--port", "70000")
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
-    assert err.strip().splitlines() == ["prompter playground: error: --port: expected 0..65535 (0 picks a free port), "
-                                        "got 70000"]
+    assert err.strip().splitlines() == [
+        "prompter playground: error: --port: expected 0..65535 (0 picks a free port), got 70000"
+    ]

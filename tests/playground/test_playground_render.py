@@ -21,8 +21,14 @@ from prompter.errors import PromptError
 
 FAMILIES = ModelFormat.families()
 DIALECTS = ("openai", "anthropic", "gemini", "ollama", "ollama_generate", "dashscope", "zhipu")
-TOOL = {"type": "function", "function": {"name": "lookup", "description": "Look a word up.",
-                                         "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look a word up.",
+        "parameters": {"type": "object", "properties": {"word": {"type": "string"}}},
+    },
+}
 
 
 SPLIT_INSTRUCTIONS = ('{"system": "You are terse.", "user": "Answer: {q}"}',)
@@ -72,8 +78,12 @@ def check_same(base: str, state: dict[str, str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_renders_as_generate_prompt(playground_url: str, family: str) -> None:
-    state = {"instruction": "You answer questions about {topic}.", "input": '{"topic": "cats"}',
-             "history": '[["Do cats purr?", "Yes."]]', "model_format": family}
+    state = {
+        "instruction": "You answer questions about {topic}.",
+        "input": '{"topic": "cats"}',
+        "history": '[["Do cats purr?", "Yes."]]',
+        "model_format": family,
+    }
     body = check_same(playground_url, state)
     assert body["kind"] == "text"
 
@@ -90,18 +100,32 @@ def test_every_dialect_renders_as_the_formatted_request_body(playground_url: str
 @pytest.mark.parametrize(
     "state",
     [
-        {"prompter": "alpaca", "instruction": "Summarise {text}", "extra_keys": "context", "input":
-            '{"text": "T", "context": "C"}'},
+        {
+            "prompter": "alpaca",
+            "instruction": "Summarise {text}",
+            "extra_keys": "context",
+            "input": '{"text": "T", "context": "C"}',
+        },
         {"prompter": "alpaca", "instruction": "Do it.", "input": "x", "tools": json.dumps([TOOL])},
-        {"instruction": '{"system": "You are terse.", "user": "Answer: {q}"}', "input": '{"q": "why?"}',
-         "model_format": "llama-3"},
+        {
+            "instruction": '{"system": "You are terse.", "user": "Answer: {q}"}',
+            "input": '{"q": "why?"}',
+            "model_format": "llama-3",
+        },
         {"instruction": "{topic} first", "input": "cats"},
         {"instruction": "Use tools.", "input": "define cat", "tools": json.dumps([TOOL]), "model_format": "qwen2.5"},
         {"input": "no instruction at all"},
         {},
     ],
-    ids=["alpaca-extra-keys", "alpaca-tools", "split-instruction", "template-starting-with-a-slot", "qwen-tools",
-         "no-instruction", "empty-state"],
+    ids=[
+        "alpaca-extra-keys",
+        "alpaca-tools",
+        "split-instruction",
+        "template-starting-with-a-slot",
+        "qwen-tools",
+        "no-instruction",
+        "empty-state",
+    ],
 )
 def test_hand_picked_states_render_as_generate_prompt(playground_url: str, state: dict[str, str]) -> None:
     check_same(playground_url, state)
@@ -122,11 +146,23 @@ def test_hand_picked_states_render_as_generate_prompt(playground_url: str, state
         ({"prompter": "alpaca", "input": "hi", "history": '[["q", "a"]]'}, "history", "HistoryError"),
         ({"input": "hi", "system": "x"}, "system", "FieldError"),
     ],
-    ids=["history-pair-of-one", "history-int", "history-not-json", "tools-empty", "tools-not-json",
-         "unknown-family", "unknown-dialect", "unknown-prompter", "missing-slot", "alpaca-history", "unknown-field"],
+    ids=[
+        "history-pair-of-one",
+        "history-int",
+        "history-not-json",
+        "tools-empty",
+        "tools-not-json",
+        "unknown-family",
+        "unknown-dialect",
+        "unknown-prompter",
+        "missing-slot",
+        "alpaca-history",
+        "unknown-field",
+    ],
 )
-def test_a_mistake_is_a_typed_400_naming_the_field(playground_url: str, state: dict[str, str], field: str,
-                                                   kind: str | None) -> None:
+def test_a_mistake_is_a_typed_400_naming_the_field(
+    playground_url: str, state: dict[str, str], field: str, kind: str | None
+) -> None:
     response = post(playground_url, state)
     assert response.status_code == 400
     error = response.json()["error"]
@@ -139,8 +175,21 @@ def test_a_mistake_is_a_typed_400_naming_the_field(playground_url: str, state: d
 # -- generated states ------------------------------------------------------------------------------
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
-hostile = st.sampled_from(["<script>alert(1)</script>", "<|im_end|>", "<|eot_id|>", "[INST]", "{topic}", "</s>",
-                           "\ue000", "\ue001", '"}]', "\x00", "<img src=x onerror=alert(1)>"])
+hostile = st.sampled_from(
+    [
+        "<script>alert(1)</script>",
+        "<|im_end|>",
+        "<|eot_id|>",
+        "[INST]",
+        "{topic}",
+        "</s>",
+        "\ue000",
+        "\ue001",
+        '"}]',
+        "\x00",
+        "<img src=x onerror=alert(1)>",
+    ]
+)
 words = st.one_of(text, hostile, st.builds(lambda a, b: a + b, text, hostile))
 
 
@@ -186,10 +235,23 @@ json_values = st.recursive(
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=st.one_of(json_values, st.dictionaries(words, json_values, max_size=4),
-                      st.fixed_dictionaries({"state": st.dictionaries(st.one_of(words, st.sampled_from(
-                          ["instruction", "input", "history", "tools", "model_format", "format"])), json_values,
-                          max_size=4)})))
+@given(
+    body=st.one_of(
+        json_values,
+        st.dictionaries(words, json_values, max_size=4),
+        st.fixed_dictionaries(
+            {
+                "state": st.dictionaries(
+                    st.one_of(
+                        words, st.sampled_from(["instruction", "input", "history", "tools", "model_format", "format"])
+                    ),
+                    json_values,
+                    max_size=4,
+                )
+            }
+        ),
+    )
+)
 def test_any_json_body_gets_a_typed_answer_never_a_500(playground_url: str, body: Any) -> None:
     # every string value and every key at any depth is generated: nothing a client sends may crash the server
     response = requests.post(playground_url + "api/render", json=body, timeout=30)

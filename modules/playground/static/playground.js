@@ -188,8 +188,8 @@
       }
       for (const dialect of options.dialects) {
         if (dialect === "text") continue;
-        option($("format"), dialect, dialect + " (API request body)");
-        option($("b_format"), dialect, dialect + " (API request body)");
+        option($("format"), dialect, dialect + " body");
+        option($("b_format"), dialect, dialect + " body");
       }
     } catch (e) {
       // the pickers keep their generic entries; rendering still says what is wrong
