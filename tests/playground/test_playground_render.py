@@ -312,11 +312,25 @@ def test_a_field_over_its_limit_is_refused_by_name(playground_url: str) -> None:
     assert response.json()["error"]["field"] == "instruction"
 
 
-def test_deeply_nested_json_is_refused_not_recursed_into(playground_url: str) -> None:
-    for field in ("history", "tools", "input"):
-        response = post(playground_url, {field: "[" * 50_000 if field != "input" else "{" + '"a":' * 1 + "[" * 50_000})
+def _nested(depth: int) -> Any:
+    schema: Any = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+@pytest.mark.parametrize("depth", [40, 45_000], ids=["deeper-than-the-limit", "deeper-than-the-recursion-limit"])
+def test_deeply_nested_json_is_refused_not_recursed_into(playground_url: str, depth: int) -> None:
+    history = "[" * depth + "]" * depth
+    tools = json.dumps([{"type": "function", "function": {"name": "f", "parameters": _nested(min(depth, 40))}}])
+    if depth > 40:
+        tools = tools[:-2] + "," + '"x": ' + "[" * depth + "]" * depth + "}]"
+    for field, value in (("history", history), ("tools", tools), ("input", '{"a": ' + history + "}")):
+        response = post(playground_url, {field: value})
         assert response.status_code == 400, field
-        assert response.json()["error"]["field"] == field
+        error = response.json()["error"]
+        assert error["field"] == field
+        assert "deeper than" in error["message"], error
 
 
 def test_a_body_that_is_not_json_is_a_typed_400(playground_url: str) -> None:
