@@ -18,6 +18,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+from modules.playground.page import page_html
 from modules.playground.render import error_body, render
 from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
 from prompter import ModelFormat
@@ -55,9 +56,16 @@ def create_playground_app(count_tokens: Callable[[str], int] | None = None) -> A
         return JSONResponse(body, status_code=status, headers=_HEADERS)
 
     @app.get("/")
-    async def page() -> Response:
-        """The playground page."""
-        return Response(static("index.html"), media_type="text/html; charset=utf-8", headers=_HEADERS)
+    async def page(request: Request) -> Response:
+        """The playground page, with the state in the link already rendered into ``#output``."""
+        template = static("index.html").decode("utf-8")
+        query = request.query_params.multi_items()
+        try:
+            html = await run_in_threadpool(lambda: page_html(template, query, count_tokens))
+        except Exception:  # the script renders it again and says what is wrong; the page itself must load
+            _log.exception("playground page render failed")
+            html = template
+        return Response(html, media_type="text/html; charset=utf-8", headers=_HEADERS)
 
     @app.get("/static/{name}")
     async def asset(name: str) -> Response:

@@ -15,6 +15,7 @@ from playground_browser import (
     DEMO_STATE,
     external,
     open_state,
+    page_url,
     png_size,
     requested_urls,
     screenshot,
@@ -103,6 +104,14 @@ def test_output_equals_generate_prompt_for_the_state_in_the_url(
     assert external(urls) == []
     resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert resources and external(resources) == []  # the page's own view agrees: its script, style, API calls
+
+
+def test_output_is_on_the_page_as_soon_as_it_loads(browser: Any, playground_url: str) -> None:
+    # no waiting for the script: the server renders the link's state into the page it sends
+    browser.get(page_url(playground_url, DEMO_STATE))
+    value, history = json.loads(DEMO_STATE["input"]), json.loads(DEMO_STATE["history"])
+    expected = ChatPrompter(DEMO_STATE["instruction"]).generate_prompt(value, history=history, model_format="qwen2.5")
+    assert text_of(browser, "output") == expected
 
 
 def test_malformed_history_is_shown_inline_next_to_the_history_field(browser: Any, playground_url: str) -> None:
