@@ -241,3 +241,30 @@ def test_screenshots_at_desktop_and_phone_width(
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert overflow <= 0, "the page scrolls sideways"
+
+
+class _Counter:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return [0] * len(text.split())
+
+
+class _Served:
+    """A served module as ``create_app`` sees it, with a tokenizer for the token counts."""
+
+    name = "tiny"
+    tokenizer = _Counter()
+
+
+def test_the_playground_mounted_on_the_server_renders_and_counts_tokens(browser: Any) -> None:
+    from modules.server.app import ServerThread, create_app
+
+    server = ServerThread(create_app(_Served())).start()
+    try:
+        requested_urls(browser)
+        open_state(browser, server.url + "/playground", {"instruction": "Be brief.", "input": "hi there"})
+        expected = ChatPrompter("Be brief.").generate_prompt("hi there")
+        assert text_of(browser, "output") == expected
+        assert f"{len(expected.split())} tokens" in text_of(browser, "counts")
+        assert external(requested_urls(browser)) == []
+    finally:
+        server.stop()

@@ -64,6 +64,12 @@ def test_the_playground_without_a_trailing_slash_still_finds_its_files(served: s
     assert page.url.endswith("/playground/")
 
 
+def test_a_link_to_the_mounted_playground_keeps_its_state_through_the_redirect(served: str) -> None:
+    page = requests.get(served + "/playground", params={"input": "<hi & bye>", "model_format": "qwen2.5"}, timeout=10)
+    assert page.url.startswith(served + "/playground/?")
+    assert "&lt;hi &amp; bye&gt;" in page.text and 'data-kind="text"' in page.text
+
+
 def test_the_servers_own_endpoints_are_unchanged(served: str) -> None:
     assert requests.get(served + "/health", timeout=10).json()["status"] == "ok"
     assert "/playground" not in requests.get(served + "/openapi.json", timeout=10).text
