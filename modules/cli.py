@@ -7,6 +7,7 @@
     prompter serve --model PATH [--port 8000]       OpenAI-compatible server on 127.0.0.1
     prompter chat --model PATH                      chat with a local model in the terminal
     prompter demo                                   the README's end-to-end demo
+    prompter playground [--port 8765]               the prompt playground in the browser (no model)
     prompter render "INSTRUCTION" "INPUT" [--format openai] [--model-format qwen2.5] [--system ...]
     prompter view "INSTRUCTION" "INPUT" [--model-format qwen2.5]
 
@@ -31,6 +32,7 @@ from typing import Any
 
 from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
+from modules.playground import cli as playground_cli
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -78,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--max-new-tokens", type=int, default=128, help="answer length in tokens")
 
     sub.add_parser("demo", help="build the tiny model, serve it and call it through OnlineChatModule")
+    playground_cli.add_parser(sub)
 
     for name in ("render", "view"):
         cmd = sub.add_parser(name, help=f"{name} a ChatPrompter's prompt", formatter_class=defaults)
@@ -262,6 +265,7 @@ _COMMANDS = {
     "demo": _demo,
     "render": _render,
     "view": _view,
+    "playground": playground_cli.run,
 }
 
 

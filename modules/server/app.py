@@ -243,6 +243,9 @@ def create_app(
             "usage": dict(done.usage or {}),
         }
 
+    from modules.playground import mount_playground  # the page at /playground (modules/playground)
+
+    mount_playground(app, module)
     return app
 
 

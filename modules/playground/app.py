@@ -1,0 +1,140 @@
+"""The playground's HTTP app: the page, its static files, and ``POST /api/render``.
+
+``POST /api/render`` takes ``{"state": {field: text, ...}}`` (the URL's query parameters, see
+:mod:`modules.playground.state`) and answers ``200 {"output", "kind", "segments", "marked",
+"chars", "tokens"}`` or ``400 {"error": {"type", "field", "message"}}``. A body over
+:data:`MAX_BODY_BYTES` is a 413; no input gets a traceback (an unexpected failure is a 500 with a
+one-line ``InternalError`` body). ``GET /api/options`` lists the model families and dialects.
+
+The page is three files served from this package (no CDN, no fonts, no build step); the
+Content-Security-Policy keeps it to its own origin.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request, imported
+# inside create_playground_app so that fastapi stays optional) as objects, not as strings
+import json
+import logging
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from modules.playground.page import page_html
+from modules.playground.render import error_body, render
+from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
+from prompter import ModelFormat
+from prompter.errors import PromptError
+
+__all__ = ["MAX_BODY_BYTES", "create_playground_app", "mount_playground"]
+
+MAX_BODY_BYTES = 512 * 1024
+"""The largest render request: eight fields of at most 100 000 characters fit with room to spare."""
+
+_STATIC = {"playground.css": "text/css; charset=utf-8", "playground.js": "text/javascript; charset=utf-8"}
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_log = logging.getLogger("modules.playground")
+
+
+def create_playground_app(count_tokens: Callable[[str], int] | None = None) -> Any:
+    """The playground as a FastAPI app; ``count_tokens`` (text -> token count) adds token counts."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse, Response
+    from starlette.concurrency import run_in_threadpool
+
+    app = FastAPI(title="prompter playground", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def static(name: str) -> bytes:
+        return resources.files("modules.playground").joinpath("static", name).read_bytes()
+
+    def error(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
+        body = {"error": {"type": kind, "field": field, "message": message}}
+        return JSONResponse(body, status_code=status, headers=_HEADERS)
+
+    @app.get("/")
+    async def page(request: Request) -> Response:
+        """The playground page, with the state in the link already rendered into ``#output``."""
+        template = static("index.html").decode("utf-8")
+        query = request.query_params.multi_items()
+        try:
+            html = await run_in_threadpool(lambda: page_html(template, query, count_tokens))
+        except Exception:  # the script renders it again and says what is wrong; the page itself must load
+            _log.exception("playground page render failed")
+            html = template
+        return Response(html, media_type="text/html; charset=utf-8", headers=_HEADERS)
+
+    @app.get("/static/{name}")
+    async def asset(name: str) -> Response:
+        """The page's stylesheet and script (only those two names)."""
+        if name not in _STATIC:
+            return error(404, "NotFound", f"no static file {name[:60]!r}")
+        return Response(static(name), media_type=_STATIC[name], headers=_HEADERS)
+
+    @app.get("/api/options")
+    async def options() -> Response:
+        """The fields, the registered model families and the API dialects, for the page's pickers."""
+        body = {
+            "fields": list(FIELDS),
+            "families": list(ModelFormat.families()),
+            "dialects": list(DIALECTS),
+            "tokens": count_tokens is not None,
+        }
+        return JSONResponse(body, headers=_HEADERS)
+
+    @app.post("/api/render")
+    async def render_endpoint(request: Request) -> Response:
+        """Render one state through the real prompter."""
+        raw = await _read_body(request)
+        if raw is None:
+            return error(413, "RequestTooLarge", f"request body over the limit of {MAX_BODY_BYTES} bytes")
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            return error(400, "InvalidJSON", 'expected a JSON body {"state": {...}}')
+        state = body.get("state") if isinstance(body, dict) else None
+        if not isinstance(state, dict):
+            return error(400, "InvalidRequest", 'expected a JSON body {"state": {field: text, ...}}', "state")
+        try:
+            result = await run_in_threadpool(lambda: render(read_state(state), count_tokens))
+        except (PromptError, FieldError) as exc:
+            return JSONResponse(error_body(exc), status_code=400, headers=_HEADERS)
+        except RecursionError:
+            return error(400, "InputTooDeep", "the input nests too deeply to render", "input")
+        except Exception:  # a bug of ours: logged here, one line to the client, never a traceback
+            _log.exception("playground render failed")
+            return error(500, "InternalError", "the playground could not render this state; please report it")
+        return JSONResponse(result, headers=_HEADERS)
+
+    async def _read_body(request: Request) -> bytes | None:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return None
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    return app
+
+
+def mount_playground(app: Any, module: Any = None) -> None:
+    """Mount the playground at ``/playground`` on ``app``, counting tokens with ``module``'s tokenizer if it has one."""
+    app.mount("/playground", create_playground_app(_token_counter(module)))
+
+
+def _token_counter(module: Any) -> Callable[[str], int] | None:
+    """Counts with the module's tokenizer, loaded only when the first count is asked for."""
+    if module is None or not hasattr(type(module), "tokenizer"):
+        return None
+
+    def count(text: str) -> int:
+        return len(module.tokenizer.encode(text, add_special_tokens=False))
+
+    return count

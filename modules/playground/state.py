@@ -1,0 +1,159 @@
+"""The playground's state (the URL's query parameters) read into one ``generate_prompt`` call.
+
+The parameters are those of ``prompter render``, read the same way::
+
+    prompter      chat | alpaca                       (default chat)
+    instruction   the instruction template; a JSON object {"system": ..., "user": ...} for a split one
+    input         a JSON object of slot values when it starts with "{", else text
+    extra_keys    comma-separated
+    history       JSON: [["q", "a"], ...] or message dicts
+    tools         JSON list of tools, passed at call time
+    model_format  a registered family (qwen2.5, llama-3.1, ...)
+    format        text, openai, anthropic, gemini, ollama, ollama_generate, dashscope, zhipu
+
+A value that cannot be read raises :class:`FieldError` naming the parameter, so the
+page can show the message next to the field at fault.
+
+>>> call = read_state({"instruction": "Answer about {topic}.", "input": '{"topic": "cats"}'})
+>>> call.prompter.generate_prompt(call.input, model_format="qwen2.5")[:10]
+'<|im_start'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modules.errors import ModuleError
+from prompter import AlpacaPrompter, ChatPrompter, PrompterBase
+from prompter.errors import PromptError
+
+__all__ = ["DIALECTS", "FIELDS", "MAX_DEPTH", "MAX_FIELD_CHARS", "Call", "FieldError", "read_state"]
+
+FIELDS = ("prompter", "instruction", "input", "extra_keys", "history", "tools", "model_format", "format")
+"""The query parameters the page keeps its state in, in the order of the form."""
+
+DIALECTS = ("text", "openai", "anthropic", "gemini", "ollama", "ollama_generate", "dashscope", "zhipu")
+"""The values ``format`` takes (``generate_prompt(format=...)``)."""
+
+MAX_FIELD_CHARS = 100_000
+"""One field's longest value: a prompt to look at, not a corpus."""
+
+MAX_DEPTH = 32
+"""How deeply a JSON field may nest (history and tools are shallow; a bomb is not)."""
+
+
+class FieldError(ModuleError, ValueError):
+    """A playground field that cannot be read; ``field`` names the query parameter at fault."""
+
+    def __init__(self, field: str, message: str, kind: str = "FieldError") -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.kind = kind
+        """The name of the error behind this one (a prompter's own, when it raised)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``generate_prompt`` call, ready to run: ``prompter.generate_prompt(input, **options)``."""
+
+    prompter: PrompterBase
+    input: Any
+    history: Any
+    tools: Any
+    model_format: str | None
+    format: str | None
+
+    def run(self) -> Any:
+        """What ``generate_prompt`` returns for this state (a str, or a dict for an API dialect)."""
+        options: dict[str, Any] = {"format": self.format, "model_format": self.model_format}
+        return self.prompter.generate_prompt(self.input, history=self.history, tools=self.tools, **options)
+
+
+def read_state(query: Mapping[str, Any]) -> Call:
+    """The call a page state stands for; :class:`FieldError` (or a prompter's own error) when it has none."""
+    unknown = sorted(str(k)[:40] for k in query if k not in FIELDS)
+    if unknown:
+        raise FieldError(unknown[0], f"not a playground field; the fields are {', '.join(FIELDS)}")
+    values = {name: _text(query, name) for name in FIELDS}
+    kind = values["prompter"] or "chat"
+    if kind not in ("chat", "alpaca"):
+        raise FieldError("prompter", f"expected chat or alpaca, got {kind[:40]!r}")
+    extra_keys = [k.strip() for k in (values["extra_keys"] or "").split(",") if k.strip()] or None
+    instruction = _instruction(values["instruction"])
+    cls = ChatPrompter if kind == "chat" else AlpacaPrompter
+    try:
+        prompter = cls(instruction, extra_keys=extra_keys)
+    except PromptError as exc:  # the prompter's own typed error, said next to the instruction
+        raise _at("instruction", exc) from None
+    text = values["input"]
+    value: Any = _json("input", text) if text is not None and text.lstrip().startswith("{") else text
+    fmt = values["format"]
+    if fmt is not None and fmt not in DIALECTS:
+        raise FieldError("format", f"expected one of {', '.join(DIALECTS)}, got {fmt[:40]!r}")
+    return Call(
+        prompter=prompter,
+        input=value,
+        history=_json("history", values["history"]),
+        tools=_json("tools", values["tools"]),
+        model_format=values["model_format"],
+        format=None if fmt == "text" else fmt,
+    )
+
+
+def _text(query: Mapping[str, Any], name: str) -> str | None:
+    value = query.get(name)
+    if value is None or value == "":
+        return None  # an empty field is an absent one: the page leaves it out of the URL
+    if not isinstance(value, str):
+        raise FieldError(name, f"expected text, got {type(value).__name__}")
+    if len(value) > MAX_FIELD_CHARS:
+        raise FieldError(name, f"over the limit of {MAX_FIELD_CHARS} characters ({len(value)}); shorten it")
+    return value
+
+
+def _instruction(text: str | None) -> Any:
+    """A JSON object with only ``system``/``user`` string values is a split instruction; anything else is text
+    (a template may well start with ``{slot}``)."""
+    if text is None or not text.lstrip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    if isinstance(value, dict) and value and set(value) <= {"system", "user"}:
+        if all(isinstance(v, str) for v in value.values()):
+            return value
+    return text
+
+
+def _json(field: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise FieldError(field, f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        raise FieldError(field, f"invalid JSON: {exc}") from None
+    if _depth(value) > MAX_DEPTH:
+        raise FieldError(field, f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _at(field: str, exc: Exception) -> FieldError:
+    return FieldError(field, str(exc), kind=type(exc).__name__)
