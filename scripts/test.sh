@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/env.sh
+bash scripts/browser.sh  # the system Chromium for the playground's browser tests (apt, once)
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/ruff check .
 .venv/bin/mypy

@@ -16,6 +16,7 @@ def required_data_files() -> list[str]:
     files = ["prompter/py.typed", "modules/py.typed"]
     files += [f"prompter/formats/chat_templates/{p.name}" for p in (ROOT / "prompter/formats/chat_templates").iterdir()]
     files += [f"modules/local/data/{p.name}" for p in (ROOT / "modules/local/data").iterdir()]
+    files += [f"modules/playground/static/{p.name}" for p in (ROOT / "modules/playground/static").iterdir()]
     return sorted(files)
 
 
