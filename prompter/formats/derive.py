@@ -33,7 +33,7 @@ from typing import Any
 from prompter.errors import PromptError, TemplateTimeoutError
 from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
-__all__ = ["Layout", "derive_layout", "system_rejected", "system_supported"]
+__all__ = ["Layout", "derive_layout", "literals", "system_rejected", "system_supported"]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PROBE_BUDGET = 0.25
@@ -233,7 +233,8 @@ _SHAPES: tuple[tuple[str, ...], ...] = (
 _LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 
 
-def _literals(source: str) -> list[str]:
+def literals(source: str) -> list[str]:
+    """The template's short string literals (what it may branch on in content), at most 60."""
     found: list[str] = []
     for match in _LITERAL.finditer(source):
         text = match.group(1) if match.group(1) is not None else match.group(2)
@@ -408,7 +409,7 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
     if not _agrees(layout, render, lambda i: ""):
         layout = _replace(layout, nonempty=True)
     avoid = []
-    for literal in _literals(source):
+    for literal in literals(source):
         if not _agrees(layout, render, _with_literal(literal)):
             avoid.append(literal)
     if avoid:

@@ -33,6 +33,7 @@ from prompter.formats.prepare import (
 )
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
+from prompter.formats.skeleton import skeleton_render, skeleton_render_messages
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
 
@@ -144,10 +145,12 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
     layout = fast_layout(fmt, tools)
-    if layout is None:
-        return None
-    text = layout.render(messages, add_generation_prompt)
-    if text is not None or layout.system_ok:
+    if layout is not None:
+        text = layout.render(messages, add_generation_prompt)
+        if text is not None:
+            return text
+    text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
+    if text is not None or layout is None or layout.system_ok:
         return text
     if type(messages) is not list or len(messages) < 2:
         return None
@@ -165,6 +168,18 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
         if source is not None and _traits(fmt, source).system != "kept":
             return layout.render(fold_system(messages), add_generation_prompt)
     return None
+
+
+def _full_text(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool, use_layout: bool) -> str:
+    return render_full(fmt, messages, tools, add_generation_prompt, {}, False, use_layout=use_layout).text
+
+
+def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
+    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`), or None."""
+    source = template_source(fmt, tools)
+    if source is None:
+        return None
+    return skeleton_render(fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json)
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
@@ -186,6 +201,13 @@ def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_pr
         text = layout.render_messages(messages, add_generation_prompt)
         if text is not None:
             return text
+    source = template_source(fmt, tools)
+    if source is not None:
+        text = skeleton_render_messages(
+            fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json
+        )
+        if text is not None:
+            return text
     return render_full(fmt, messages, tools, add_generation_prompt, {}, False, neutral=True).text
 
 
@@ -204,11 +226,13 @@ def render_full(
     continue_final_message: bool = False,
     *,
     neutral: bool = False,
+    use_layout: bool = True,
 ) -> Rendered:
     """Validate, normalise and render; with ``want_spans``, also locate the content.
 
     ``neutral``: ``messages`` are :class:`~prompter.messages.Message` values, validated
     once already (a prompter's conversation): they are read, not validated again.
+    ``use_layout=False``: always run the template (the reference the fast paths are checked against).
     ``continue_final_message``: the prompt ends right after the final message's text (as
     transformers cuts it), so the model continues that message; no generation prompt.
     """
@@ -251,7 +275,7 @@ def render_full(
         msgs = fold_system(msgs)
     if continue_final_message:
         msgs = mark_final(msgs)
-    if not kwargs and not docs:
+    if use_layout and not kwargs and not docs:
         layout = fast_layout(fmt, tools)
         if layout is not None:
             pieces = layout.pieces(msgs, add_generation_prompt)
