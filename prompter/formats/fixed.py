@@ -33,7 +33,13 @@ from prompter.formats.prepare import (
 )
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
-from prompter.formats.skeleton import skeleton_render, skeleton_render_messages
+from prompter.formats.skeleton import (
+    front_entry,
+    render_entry,
+    render_entry_messages,
+    skeleton_render,
+    skeleton_render_messages,
+)
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
 
@@ -144,6 +150,12 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     A leading system message that the template rejects is folded here too, for the
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
+    if tools is None:
+        entry = front_entry(fmt)
+        if entry is not None:  # this format object took the skeletons before: try them first
+            text = render_entry(fmt, entry, messages, None, add_generation_prompt, _full_text)
+            if text is not None:
+                return text
     layout = fast_layout(fmt, tools)
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
@@ -196,6 +208,12 @@ def _from_pieces(pieces: list[str]) -> Rendered:
 def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str:
     """The prompt for neutral messages (validated upstream): by concatenation where a layout was
     derived and verified, else through :func:`render_full`, without a second validation."""
+    if tools is None:
+        entry = front_entry(fmt)
+        if entry is not None:
+            text = render_entry_messages(fmt, entry, messages, None, add_generation_prompt, _full_text)
+            if text is not None:
+                return text
     layout = fast_layout(fmt, tools)
     if layout is not None:
         text = layout.render_messages(messages, add_generation_prompt)

@@ -32,12 +32,20 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prompter.errors import PromptError
 
-__all__ = ["Policy", "Skeleton", "skeleton_render", "skeleton_render_messages"]
+__all__ = [
+    "Policy",
+    "Skeleton",
+    "front_entry",
+    "render_entry",
+    "render_entry_messages",
+    "skeleton_render",
+    "skeleton_render_messages",
+]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _FIRST = 0xE100
@@ -79,8 +87,9 @@ class Policy:
     """What a template does to content, learnt by probing: the preconditions of its skeletons."""
 
     whitespace: str
-    """``keep`` (content is written as given), ``strip`` (the template trims it) or
-    ``refuse`` (it reacts otherwise: content with edge whitespace renders through the template)."""
+    """``keep`` (content is written as given), ``strip`` (the template trims it), ``refuse`` (it
+    reacts otherwise: content with edge whitespace renders through the template), or ``mixed``:
+    each role as :attr:`by_role` says (Gemma 3 trims the turns but not the system text)."""
     nonempty: bool
     """Whether empty content must render through the template."""
     avoid: tuple[str, ...]
@@ -90,15 +99,30 @@ class Policy:
     distinct: bool = False
     """Whether contents must differ from each other (Mistral's templates find the last user
     message by comparing messages: two equal ones both get the tools block)."""
+    by_role: tuple[tuple[str, str], ...] = ()
+    """For ``mixed``: ``(role, keep | strip | refuse)`` for each role."""
 
-    def apply(self, contents: list[str]) -> list[str] | None:
+    def apply(self, contents: list[str], roles: Sequence[str]) -> list[str] | None:
         """The contents as the skeleton takes them, or None where the template must render them."""
         if self.avoid:
             joined = "\x00".join(contents)
             for literal in self.avoid:
                 if literal in joined:
                     return None
-        if self.whitespace != "keep":
+        if self.whitespace == "mixed":
+            modes = dict(self.by_role)
+            out = []
+            for role, content in zip(roles, contents):
+                mode = modes[role]
+                if mode != "keep":
+                    trimmed = content.strip()
+                    if mode == "strip":
+                        content = trimmed
+                    elif trimmed != content:
+                        return None
+                out.append(content)
+            contents = out
+        elif self.whitespace != "keep":
             stripped = list(map(str.strip, contents))
             if self.whitespace == "strip":
                 contents = stripped
@@ -111,11 +135,29 @@ class Policy:
         return contents
 
 
+_PLAIN = Policy("keep", False, (), False)
 _MISSING: Any = object()
-_POLICIES: dict[tuple[Any, ...], Policy | None] = {}
-_SKELETONS: dict[tuple[Any, ...], Skeleton | None] = {}
 _SEEN: dict[tuple[Any, ...], int] = {}
 _TOOLS: dict[int, tuple[Any, Any, str]] = {}
+
+
+class _Entry:
+    """One template (with its tokens and tools): its policy and its skeletons by shape."""
+
+    __slots__ = ("plain", "policy", "skeletons")
+
+    def __init__(self) -> None:
+        self.policy: Policy | None = None
+        self.plain = False
+        """No precondition on content and no date: contents go in as they are."""
+        self.skeletons: dict[tuple[Any, ...], Skeleton | None] = {}
+
+
+_ENTRIES: dict[tuple[Any, ...], _Entry] = {}
+_FRONT: dict[int, tuple[Any, str, _Entry]] = {}
+"""The entry of a format object rendering without tools, by identity: the hot path skips building
+and hashing the full key (the object is kept, so its id is not reused while it is here)."""
+_MAX_ENTRIES = 256
 
 
 def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
@@ -137,8 +179,24 @@ def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
     return text
 
 
+_DAY: list[Any] = [0.0, None]  # [until when (time.time()) the cached day holds, the day]
+
+
 def _today() -> tuple[int, int, int]:
-    return time.localtime()[:3]
+    """Today's local date, recomputed at most once a minute (the hot path reads a float)."""
+    now = time.time()
+    if now >= _DAY[0]:
+        local = time.localtime(now)
+        seconds_left = 86400 - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
+        _DAY[0] = now + min(seconds_left, 60)  # short, so a changed clock or zone is noticed soon
+        _DAY[1] = local[:3]
+    return _DAY[1]  # type: ignore[no-any-return]
+
+
+def front_entry(fmt: Any) -> _Entry | None:
+    """The entry ``fmt`` (an object seen before) renders with when given no tools, or None."""
+    front = _FRONT.get(id(fmt))
+    return front[2] if front is not None and front[0] is fmt else None
 
 
 def skeleton_render(
@@ -151,23 +209,38 @@ def skeleton_render(
     encode: Callable[[Any], str],
 ) -> str | None:
     """The prompt from a cached skeleton, or None (the caller renders through the template)."""
+    entry = _entry(fmt, source, tools, encode, render_full)
+    if entry is None or entry.policy is None:
+        return None
+    return render_entry(fmt, entry, messages, tools, add_generation_prompt, render_full)
+
+
+def render_entry(
+    fmt: Any, entry: _Entry, messages: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull
+) -> str | None:
+    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None."""
     if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
         return None
     names: list[str] = []
     contents: list[str] = []
-    for m in messages:
-        if type(m) is not dict or len(m) != 2:
-            return None
-        role = m.get("role")
-        content = m.get("content")
-        if type(content) is not str or type(role) is not str:
-            return None
-        names.append(role)
-        contents.append(content)
+    add_name = names.append
+    add_content = contents.append
+    try:
+        for m in messages:
+            if type(m) is not dict or len(m) != 2:
+                return None
+            role = m["role"]
+            content = m["content"]
+            if type(content) is not str or type(role) is not str:
+                return None
+            add_name(role)
+            add_content(content)
+    except KeyError:
+        return None
     roles = tuple(names)
     if not _ROLES.issuperset(roles):
         return None
-    return _fill(fmt, source, roles, contents, tools, add_generation_prompt, render_full, encode)
+    return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
 
 
 _PLAIN_TAIL: tuple[Any, ...] = ((), None, None)
@@ -183,6 +256,16 @@ def skeleton_render_messages(
     encode: Callable[[Any], str],
 ) -> str | None:
     """:func:`skeleton_render` for neutral messages (plain text turns only)."""
+    entry = _entry(fmt, source, tools, encode, render_full)
+    if entry is None or entry.policy is None:
+        return None
+    return render_entry_messages(fmt, entry, messages, tools, add_generation_prompt, render_full)
+
+
+def render_entry_messages(
+    fmt: Any, entry: _Entry, messages: Sequence[Any], tools: Any, add_generation_prompt: bool, render_full: RenderFull
+) -> str | None:
+    """:func:`render_entry` for neutral messages."""
     if not messages or len(messages) > _MAX_MESSAGES:
         return None
     for m in messages:
@@ -191,60 +274,94 @@ def skeleton_render_messages(
     roles = tuple([m.role for m in messages])
     if not _ROLES.issuperset(roles):
         return None
-    contents = [m.content for m in messages]
-    return _fill(fmt, source, roles, contents, tools, add_generation_prompt, render_full, encode)
+    return _fill(fmt, entry, roles, [m.content for m in messages], tools, add_generation_prompt, render_full)
 
 
-def _fill(
-    fmt: Any,
-    source: str,
-    roles: tuple[str, ...],
-    contents: list[str],
-    tools: Any,
-    add_generation_prompt: bool,
-    render_full: RenderFull,
-    encode: Callable[[Any], str],
-) -> str | None:
+def _entry(
+    fmt: Any, source: str, tools: Any, encode: Callable[[Any], str], render_full: RenderFull
+) -> _Entry | None:
+    """The template's entry, once it has been seen twice (a one-off render costs one template run,
+    not the probes); None before that, or when the tools cannot be keyed."""
     tools_key = None
-    if tools is not None:
+    if tools is None:
+        front = _FRONT.get(id(fmt))
+        if front is not None and front[0] is fmt and front[1] is source:
+            return front[2]
+    else:
         tools_key = _tools_key(tools, encode)
         if tools_key is None:
             return None
     key = (source, fmt.bos_token, fmt.eos_token, tools_key)
-    policy = _POLICIES.get(key, _MISSING)
-    if policy is _MISSING:
+    entry = _ENTRIES.get(key)
+    if entry is None:
         seen = _SEEN.get(key, 0) + 1
         if len(_SEEN) >= _MAX_SEEN:
             _SEEN.clear()
         _SEEN[key] = seen
         if seen < 2:
-            return None  # a one-off render costs one template run, not the probes
-        policy = _POLICIES[key] = _policy(fmt, source, tools, key, render_full)
+            return None
+        entry = _Entry()
+        entry.policy = _policy(fmt, source, tools, entry, render_full)
+        entry.plain = entry.policy == _PLAIN
+        if len(_ENTRIES) >= _MAX_ENTRIES:
+            _ENTRIES.clear()
+            _FRONT.clear()
+        _ENTRIES[key] = entry
+    if tools is None and entry.policy is not None:
+        if len(_FRONT) >= _MAX_ENTRIES:
+            _FRONT.clear()
+        _FRONT[id(fmt)] = (fmt, source, entry)
+    return entry
+
+
+def _fill(
+    fmt: Any,
+    entry: _Entry,
+    roles: tuple[str, ...],
+    contents: list[str],
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+) -> str | None:
+    policy = entry.policy
     if policy is None:
         return None
-    usable = policy.apply(contents)
-    if usable is None:
+    if entry.plain:
+        skeleton = entry.skeletons.get((roles, add_generation_prompt), _MISSING)
+    else:
+        usable = policy.apply(contents, roles)
+        if usable is None:
+            return None
+        contents = usable
+        skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+        skeleton = entry.skeletons.get(skey, _MISSING)
+    if skeleton is _MISSING:
+        skeleton = _skeleton(fmt, entry, roles, tools, add_generation_prompt, policy, render_full)
+    if skeleton is None:
         return None
-    skeleton = _skeleton(fmt, key, roles, tools, add_generation_prompt, policy, render_full)
-    return None if skeleton is None else skeleton.fill(usable)
+    markup = skeleton.markup
+    parts = [""] * (2 * len(markup) - 1)
+    parts[0::2] = markup
+    parts[1::2] = contents if skeleton.straight else [contents[i] for i in skeleton.order]
+    return "".join(parts)
 
 
 def _skeleton(
     fmt: Any,
-    key: tuple[Any, ...],
+    entry: _Entry,
     roles: tuple[str, ...],
     tools: Any,
     add_generation_prompt: bool,
     policy: Policy,
     render_full: RenderFull,
 ) -> Skeleton | None:
-    skey = (key, roles, add_generation_prompt, _today() if policy.dated else None)
-    skeleton = _SKELETONS.get(skey, _MISSING)
+    skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+    skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
         skeleton = _build(fmt, roles, tools, add_generation_prompt, render_full)
-        if len(_SKELETONS) >= _MAX_SKELETONS:
-            _SKELETONS.clear()
-        _SKELETONS[skey] = skeleton
+        if len(entry.skeletons) >= _MAX_SKELETONS:
+            entry.skeletons.clear()
+        entry.skeletons[skey] = skeleton
     return skeleton  # type: ignore[no-any-return]
 
 
@@ -281,8 +398,8 @@ def _text(i: int) -> str:
     return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
 
 
-def _carrying(literal: str) -> Callable[[int], str]:
-    return lambda i: literal + _text(i) + literal
+def _carrying(literal: str) -> Callable[[int, str], str]:
+    return lambda i, role: literal + _text(i) + literal
 
 
 _PADDED: tuple[Callable[[int], str], ...] = (
@@ -292,23 +409,21 @@ _PADDED: tuple[Callable[[int], str], ...] = (
 )
 
 
-def _policy(
-    fmt: Any, source: str, tools: Any, key: tuple[Any, ...], render_full: RenderFull
-) -> Policy | None:
+def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
     """Probe the template: the preconditions under which its skeletons reproduce it, or None."""
     dated = "strftime_now" in source
     if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
         return None  # a time of day (or a computed format) cannot be fixed for a day
     policy = Policy("keep", False, (), dated)
 
-    def agrees(p: Policy, content: Callable[[int], str], shapes: Sequence[tuple[str, ...]]) -> bool:
+    def agrees(p: Policy, content: Callable[[int, str], str], shapes: Sequence[tuple[str, ...]]) -> bool:
         for roles in shapes:
-            contents = [content(i) for i in range(len(roles))]
-            usable = p.apply(contents)
+            contents = [content(i, role) for i, role in enumerate(roles)]
+            usable = p.apply(contents, roles)
             if usable is None:
                 continue  # these would render through the template anyway
             for add in (True, False):
-                skeleton = _skeleton(fmt, key, roles, tools, add, p, render_full)
+                skeleton = _skeleton(fmt, entry, roles, tools, add, p, render_full)
                 if skeleton is None:
                     continue
                 messages = [{"role": r, "content": c} for r, c in zip(roles, contents)]
@@ -320,20 +435,34 @@ def _policy(
                     return False
         return True
 
+    def padded(pad: Callable[[int], str], only: str | None = None) -> Callable[[int, str], str]:
+        return lambda i, role: pad(i) if only is None or role == only else _text(i)
+
+    def whitespace(p: Policy, only: str | None) -> str:
+        for mode in ("keep", "strip"):
+            trial = replace(p, whitespace=mode)
+            if all(agrees(trial, padded(pad, only), _PROBE_SHAPES) for pad in _PADDED):
+                return mode
+        return "refuse"
+
     try:
-        if not agrees(policy, _text, _PROBE_SHAPES):
+        if not agrees(policy, lambda i, role: _text(i), _PROBE_SHAPES):
             return None
-        if not all(agrees(policy, pad, _PROBE_SHAPES) for pad in _PADDED):
-            policy = Policy("strip", False, (), dated)
-            if not all(agrees(policy, pad, _PROBE_SHAPES) for pad in _PADDED):
-                policy = Policy("refuse", False, (), dated)
-        if not agrees(policy, lambda i: "", _PROBE_SHAPES):
-            policy = Policy(policy.whitespace, True, (), dated)
-        if not agrees(policy, lambda i: _text(0), _PROBE_SHAPES):
-            policy = Policy(policy.whitespace, policy.nonempty, (), dated, distinct=True)
+        mode = whitespace(policy, None)
+        if mode != "keep":
+            by_role = tuple((role, whitespace(policy, role)) for role in ("system", "user", "assistant"))
+            mixed = replace(policy, whitespace="mixed", by_role=by_role)
+            if mode == "refuse" and all(agrees(mixed, padded(pad), _PROBE_SHAPES) for pad in _PADDED):
+                policy = mixed
+            else:
+                policy = replace(policy, whitespace=mode)
+        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES):
+            policy = replace(policy, nonempty=True)
+        if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
+            policy = replace(policy, distinct=True)
         from prompter.formats.derive import literals
 
         avoid = [literal for literal in literals(source) if not agrees(policy, _carrying(literal), _LITERAL_SHAPES)]
     except RecursionError:
         return None
-    return Policy(policy.whitespace, policy.nonempty, tuple(avoid), dated, policy.distinct)
+    return replace(policy, avoid=tuple(avoid))
