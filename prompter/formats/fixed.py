@@ -42,6 +42,7 @@ from prompter.formats.skeleton import (
 )
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
+from prompter.messages import Message
 
 __all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
 
@@ -51,6 +52,10 @@ _BY_JSON: dict[tuple[str, str, str | None, str | None], Layout | None] = {}
 _MAX_TOOL_ENTRIES = 64
 _SEEN: dict[tuple[str, str | None, str | None, str | None], int] = {}
 _MAX_SEEN = 4096
+_FRONT: dict[int, tuple[Any, Layout | None]] = {}
+"""The layout (or None) of a format object rendering without tools, by identity: the hot path skips
+building and hashing the key (the object is kept, so its id is not reused while it is here)."""
+_MAX_FRONT = 256
 
 
 def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | None) -> Layout | None:
@@ -102,14 +107,20 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     if source is None:
         return None
     if tools is None:
+        front = _FRONT.get(id(fmt))
+        if front is not None and front[0] is fmt:
+            return front[1]
         key = (source, fmt.bos_token, fmt.eos_token)
         try:
-            return _NO_TOOLS[key]
+            layout = _NO_TOOLS[key]
         except KeyError:
             if not _second_sighting((*key, None)):
                 return None
             layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
-            return layout
+        if len(_FRONT) >= _MAX_FRONT:
+            _FRONT.clear()
+        _FRONT[id(fmt)] = (fmt, layout)
+        return layout
     # first level: the same list object (confirmed by equality with a snapshot, so a list
     # changed in place is noticed); second level: equal tools in another list (a prompter
     # passes a fresh list per call), found by their JSON text
@@ -182,8 +193,13 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     return None
 
 
-def _full_text(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool, use_layout: bool) -> str:
-    return render_full(fmt, messages, tools, add_generation_prompt, {}, False, use_layout=use_layout).text
+def _full_text(
+    fmt: FormatSpec, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, use_layout: bool
+) -> str:
+    """What the template renders for the skeletons' plain messages (built here, so already valid:
+    they go in as neutral messages, and nothing is validated again, not even a probe)."""
+    neutral = [Message(m["role"], m["content"]) for m in messages]
+    return render_full(fmt, neutral, tools, add_generation_prompt, {}, False, neutral=True, use_layout=use_layout).text
 
 
 def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
