@@ -11,7 +11,8 @@ same shape are the markup with their contents put back in the sentinels' places.
 
 That is only sound where the template treats content as opaque text.  Before any skeleton
 of a template is used, :func:`_policy` checks it on a dozen shapes with realistic text
-(letters of both cases, digits, quotes, markup, jinja-looking text, a newline), text padded
+(letters of both cases, digits, quotes, markup, jinja-looking text, a newline; also 6,000
+characters of it, for templates that cut or test the length of a text), text padded
 with whitespace (learning whether the template keeps, strips or reacts to it), empty text,
 the same text in every message (Mistral's templates compare messages), and text carrying
 each of the template's own string literals (``</think>``, ``<tool_call>``): the skeleton
@@ -54,6 +55,11 @@ _MARK = re.compile("\ue000([\ue100-\uf8ff])\ue001")
 _ROLES = frozenset({"system", "user", "assistant"})
 _MAX_SKELETONS = 1024
 _MAX_SEEN = 4096
+_MAX_HELD = 8_000_000
+"""Characters of markup (and roles) all skeletons together may hold, about 16-32 MB: past it they
+are dropped and rebuilt as needed, so clients sending long conversations of new shapes cannot grow
+memory without bound (each new shape costs one sandboxed render, as without skeletons)."""
+_HELD = [0]
 _DATE_ONLY = re.compile(r"""strftime_now\(\s*(['"])((?:%[dbBYymaAje%]|[^%'"\\])*)\1\s*\)""")
 
 # a render function of the rest of the machinery: (fmt, messages, tools, add_generation_prompt, use_layout) -> text
@@ -359,6 +365,13 @@ def _skeleton(
     skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
         skeleton = _build(fmt, roles, tools, add_generation_prompt, render_full)
+        held = len(roles) + (0 if skeleton is None else sum(map(len, skeleton.markup)))
+        _HELD[0] += held
+        if _HELD[0] > _MAX_HELD:  # long conversations of ever new shapes must not pile up
+            for other in list(_ENTRIES.values()):
+                other.skeletons.clear()
+            entry.skeletons.clear()
+            _HELD[0] = held
         if len(entry.skeletons) >= _MAX_SKELETONS:
             entry.skeletons.clear()
         entry.skeletons[skey] = skeleton
@@ -448,6 +461,8 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
     try:
         if not agrees(policy, lambda i, role: _text(i), _PROBE_SHAPES):
             return None
+        if not agrees(policy, lambda i, role: _text(i) * 64, _LITERAL_SHAPES):
+            return None  # the template reacts to the length of a text (a threshold, a cut)
         mode = whitespace(policy, None)
         if mode != "keep":
             by_role = tuple((role, whitespace(policy, role)) for role in ("system", "user", "assistant"))
@@ -460,9 +475,12 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
             policy = replace(policy, nonempty=True)
         if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
             policy = replace(policy, distinct=True)
-        from prompter.formats.derive import literals
+        from prompter.formats.derive import MAX_LITERALS, literals
 
-        avoid = [literal for literal in literals(source) if not agrees(policy, _carrying(literal), _LITERAL_SHAPES)]
+        marks, words = literals(source), literals(source, words=True)
+        if len(marks) > MAX_LITERALS or len(words) > MAX_LITERALS:
+            return None
+        avoid = [lit for lit in marks + words if not agrees(policy, _carrying(lit), _LITERAL_SHAPES)]
     except RecursionError:
         return None
     return replace(policy, avoid=tuple(avoid))

@@ -52,7 +52,7 @@ def pieces(family: str) -> tuple[str, ...]:
     for tools in (None, TOOLS):
         source = template_source(fmt, tools)
         if source is not None:
-            found += literals(source)[:20]
+            found += literals(source)[:20] + literals(source, words=True)[:10]
     found += list(fmt.special_tokens[:10])
     return tuple(dict.fromkeys(found))
 
