@@ -26,6 +26,10 @@ Templates that read the date (``strftime_now`` with a date-only format, as Llama
 get skeletons per calendar day.  Only plain ``{"role", "content"}`` messages of the
 system, user and assistant roles (and neutral messages without tool calls, ids or names)
 take this path; everything else renders through the template.
+
+Why this file is long: the hot path (:func:`render_entry`, a few dozen lines) and the probing
+that makes it safe to take (:func:`_policy`) share the cache of skeletons and stay side by side,
+so that a change to what the hot path assumes is made next to what checks the assumption.
 """
 
 from __future__ import annotations
