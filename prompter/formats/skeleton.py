@@ -250,6 +250,14 @@ def render_entry(
     roles = tuple(names)
     if not _ROLES.issuperset(roles):
         return None
+    if entry.plain:  # the common case, inlined: a known shape, contents as they are
+        skeleton = entry.skeletons.get((roles, add_generation_prompt))
+        if skeleton is not None and skeleton.straight:
+            markup = skeleton.markup
+            parts = [""] * (2 * len(markup) - 1)
+            parts[0::2] = markup
+            parts[1::2] = contents
+            return "".join(parts)
     return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
 
 
