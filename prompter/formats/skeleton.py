@@ -154,12 +154,15 @@ _TOOLS: dict[int, tuple[Any, Any, str]] = {}
 class _Entry:
     """One template (with its tokens and tools): its policy and its skeletons by shape."""
 
-    __slots__ = ("plain", "policy", "skeletons")
+    __slots__ = ("nonempty", "plain", "policy", "skeletons")
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
         self.plain = False
-        """No precondition on content and no date: contents go in as they are."""
+        """No precondition on content but perhaps :attr:`nonempty`, and no date: contents go in as
+        they are."""
+        self.nonempty = False
+        """Whether empty content must render through the template (the one precondition ``plain`` allows)."""
         self.skeletons: dict[tuple[Any, ...], Skeleton | None] = {}
 
 
@@ -248,9 +251,8 @@ def render_entry(
     except KeyError:
         return None
     roles = tuple(names)
-    if not _ROLES.issuperset(roles):
-        return None
-    if entry.plain:  # the common case, inlined: a known shape, contents as they are
+    if entry.plain and not (entry.nonempty and "" in contents):  # the common case, inlined
+        # a skeleton is only ever stored for system/user/assistant roles: a hit needs no role check
         skeleton = entry.skeletons.get((roles, add_generation_prompt))
         if skeleton is not None and skeleton.straight:
             markup = skeleton.markup
@@ -258,6 +260,8 @@ def render_entry(
             parts[0::2] = markup
             parts[1::2] = contents
             return "".join(parts)
+    if not _ROLES.issuperset(roles):
+        return None
     return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
 
 
@@ -320,7 +324,8 @@ def _entry(
             return None
         entry = _Entry()
         entry.policy = _policy(fmt, source, tools, entry, render_full)
-        entry.plain = entry.policy == _PLAIN
+        entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False) == _PLAIN
+        entry.nonempty = entry.policy is not None and entry.policy.nonempty
         if len(_ENTRIES) >= _MAX_ENTRIES:
             _ENTRIES.clear()
             _FRONT.clear()
@@ -344,7 +349,7 @@ def _fill(
     policy = entry.policy
     if policy is None:
         return None
-    if entry.plain:
+    if entry.plain and not entry.nonempty:
         skeleton = entry.skeletons.get((roles, add_generation_prompt), _MISSING)
     else:
         usable = policy.apply(contents, roles)
