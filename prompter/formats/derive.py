@@ -33,7 +33,7 @@ from typing import Any
 from prompter.errors import PromptError, TemplateTimeoutError
 from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
-__all__ = ["Layout", "derive_layout", "system_rejected", "system_supported"]
+__all__ = ["MAX_LITERALS", "Layout", "derive_layout", "literals", "system_rejected", "system_supported"]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PROBE_BUDGET = 0.25
@@ -233,14 +233,21 @@ _SHAPES: tuple[tuple[str, ...], ...] = (
 _LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 
 
-def _literals(source: str) -> list[str]:
+MAX_LITERALS = 60
+"""More short literals of one kind than this: the template is not probed literal by literal, and no
+fixed strings or skeletons stand in for it (every shipped template has at most 40 of each)."""
+
+
+def literals(source: str, words: bool = False) -> list[str]:
+    """The template's short string literals, what it may branch on in content: markup-like ones
+    (``</think>``), or with ``words`` the identifier-like ones (``'URGENT' in content``)."""
     found: list[str] = []
     for match in _LITERAL.finditer(source):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
-        if text.strip() and len(text) <= 40 and text not in found and not text.isidentifier():
+        if text.strip() and len(text) <= 40 and text not in found and text.isidentifier() == words:
             found.append(text)
-    return found[:60]
+    return found
 
 
 def _probe(
@@ -371,8 +378,13 @@ def _candidate(render: Callable[..., str | None], bos_token: str | None) -> Layo
     )
 
 
-def _agrees(layout: Layout, render: Callable[..., str | None], contents: Callable[[int], str]) -> bool:
-    for shape in _SHAPES:
+def _agrees(
+    layout: Layout,
+    render: Callable[..., str | None],
+    contents: Callable[[int], str],
+    shapes: Sequence[tuple[str, ...]] = _SHAPES,
+) -> bool:
+    for shape in shapes:
         if shape[0] == "system" and not layout.system_ok:
             continue
         messages = [(role, contents(i)) for i, role in enumerate(shape)]
@@ -405,12 +417,16 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
         layout = _replace(layout, strip=True)
         if not _agrees(layout, render, padded) or not _agrees(layout, render, _sentinel):
             return None
+    if not _agrees(layout, render, lambda i: _sentinel(i) + "Long text. " * 550, _SHAPES[4:6]):
+        return None  # the template reacts to the length of a text (a threshold, a cut)
     if not _agrees(layout, render, lambda i: ""):
         layout = _replace(layout, nonempty=True)
-    avoid = []
-    for literal in _literals(source):
-        if not _agrees(layout, render, _with_literal(literal)):
-            avoid.append(literal)
+    marks, words = literals(source), literals(source, words=True)
+    if len(marks) > MAX_LITERALS or len(words) > MAX_LITERALS:
+        return None
+    avoid = [literal for literal in marks if not _agrees(layout, render, _with_literal(literal))]
+    # word-like literals are mostly role and key names: two shapes are enough to see a reaction
+    avoid += [literal for literal in words if not _agrees(layout, render, _with_literal(literal), _SHAPES[4:6])]
     if avoid:
         layout = _replace(layout, avoid=tuple(avoid))
     return layout

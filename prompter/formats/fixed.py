@@ -33,8 +33,16 @@ from prompter.formats.prepare import (
 )
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
+from prompter.formats.skeleton import (
+    front_entry,
+    render_entry,
+    render_entry_messages,
+    skeleton_render,
+    skeleton_render_messages,
+)
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
+from prompter.messages import Message
 
 __all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
 
@@ -44,6 +52,10 @@ _BY_JSON: dict[tuple[str, str, str | None, str | None], Layout | None] = {}
 _MAX_TOOL_ENTRIES = 64
 _SEEN: dict[tuple[str, str | None, str | None, str | None], int] = {}
 _MAX_SEEN = 4096
+_FRONT: dict[int, tuple[Any, Layout | None]] = {}
+"""The layout (or None) of a format object rendering without tools, by identity: the hot path skips
+building and hashing the key (the object is kept, so its id is not reused while it is here)."""
+_MAX_FRONT = 256
 
 
 def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | None) -> Layout | None:
@@ -95,14 +107,20 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     if source is None:
         return None
     if tools is None:
+        front = _FRONT.get(id(fmt))
+        if front is not None and front[0] is fmt:
+            return front[1]
         key = (source, fmt.bos_token, fmt.eos_token)
         try:
-            return _NO_TOOLS[key]
+            layout = _NO_TOOLS[key]
         except KeyError:
             if not _second_sighting((*key, None)):
                 return None
             layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
-            return layout
+        if len(_FRONT) >= _MAX_FRONT:
+            _FRONT.clear()
+        _FRONT[id(fmt)] = (fmt, layout)
+        return layout
     # first level: the same list object (confirmed by equality with a snapshot, so a list
     # changed in place is noticed); second level: equal tools in another list (a prompter
     # passes a fresh list per call), found by their JSON text
@@ -143,11 +161,19 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     A leading system message that the template rejects is folded here too, for the
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
+    if tools is None:
+        entry = front_entry(fmt)
+        if entry is not None:  # this format object took the skeletons before: try them first
+            text = render_entry(fmt, entry, messages, None, add_generation_prompt, _full_text)
+            if text is not None:
+                return text
     layout = fast_layout(fmt, tools)
-    if layout is None:
-        return None
-    text = layout.render(messages, add_generation_prompt)
-    if text is not None or layout.system_ok:
+    if layout is not None:
+        text = layout.render(messages, add_generation_prompt)
+        if text is not None:
+            return text
+    text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
+    if text is not None or layout is None or layout.system_ok:
         return text
     if type(messages) is not list or len(messages) < 2:
         return None
@@ -167,6 +193,23 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     return None
 
 
+def _full_text(
+    fmt: FormatSpec, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, use_layout: bool
+) -> str:
+    """What the template renders for the skeletons' plain messages (built here, so already valid:
+    they go in as neutral messages, and nothing is validated again, not even a probe)."""
+    neutral = [Message(m["role"], m["content"]) for m in messages]
+    return render_full(fmt, neutral, tools, add_generation_prompt, {}, False, neutral=True, use_layout=use_layout).text
+
+
+def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
+    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`), or None."""
+    source = template_source(fmt, tools)
+    if source is None:
+        return None
+    return skeleton_render(fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json)
+
+
 def _from_pieces(pieces: list[str]) -> Rendered:
     spans = []
     pos = 0
@@ -181,9 +224,22 @@ def _from_pieces(pieces: list[str]) -> Rendered:
 def render_neutral(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str:
     """The prompt for neutral messages (validated upstream): by concatenation where a layout was
     derived and verified, else through :func:`render_full`, without a second validation."""
+    if tools is None:
+        entry = front_entry(fmt)
+        if entry is not None:
+            text = render_entry_messages(fmt, entry, messages, None, add_generation_prompt, _full_text)
+            if text is not None:
+                return text
     layout = fast_layout(fmt, tools)
     if layout is not None:
         text = layout.render_messages(messages, add_generation_prompt)
+        if text is not None:
+            return text
+    source = template_source(fmt, tools)
+    if source is not None:
+        text = skeleton_render_messages(
+            fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json
+        )
         if text is not None:
             return text
     return render_full(fmt, messages, tools, add_generation_prompt, {}, False, neutral=True).text
@@ -204,11 +260,13 @@ def render_full(
     continue_final_message: bool = False,
     *,
     neutral: bool = False,
+    use_layout: bool = True,
 ) -> Rendered:
     """Validate, normalise and render; with ``want_spans``, also locate the content.
 
     ``neutral``: ``messages`` are :class:`~prompter.messages.Message` values, validated
     once already (a prompter's conversation): they are read, not validated again.
+    ``use_layout=False``: always run the template (the reference the fast paths are checked against).
     ``continue_final_message``: the prompt ends right after the final message's text (as
     transformers cuts it), so the model continues that message; no generation prompt.
     """
@@ -251,7 +309,7 @@ def render_full(
         msgs = fold_system(msgs)
     if continue_final_message:
         msgs = mark_final(msgs)
-    if not kwargs and not docs:
+    if use_layout and not kwargs and not docs:
         layout = fast_layout(fmt, tools)
         if layout is not None:
             pieces = layout.pieces(msgs, add_generation_prompt)

@@ -1,0 +1,503 @@
+"""Per-shape skeletons: the template's markup for one sequence of roles, rendered once, reused.
+
+A chat template's markup depends on the *shape* of a conversation (which roles come in
+which order, whether the generation prompt is asked for, the tools, the date) far more
+than on the text of the messages: the first user turn may carry the system text, the
+last one a tools block, every other one fixed strings.  Where one list of fixed strings
+(:class:`~prompter.formats.derive.Layout`) cannot express that, a skeleton can: the
+conversation's roles are rendered once through the sandboxed template with private-use
+sentinels as contents, the text is cut at the sentinels, and later conversations of the
+same shape are the markup with their contents put back in the sentinels' places.
+
+That is only sound where the template treats content as opaque text.  Before any skeleton
+of a template is used, :func:`_policy` checks it on a dozen shapes with realistic text
+(letters of both cases, digits, quotes, markup, jinja-looking text, a newline; also 6,000
+characters of it, for templates that cut or test the length of a text), text padded
+with whitespace (learning whether the template keeps, strips or reacts to it), empty text,
+the same text in every message (Mistral's templates compare messages), and text carrying
+each of the template's own string literals (``</think>``, ``<tool_call>``): the skeleton
+must give, byte for byte, what the template renders for each.  What the template reacts
+to becomes a precondition (such content renders through the template); a template that
+disagrees on plain text never uses skeletons.  The sandbox and its budget run every
+skeleton and every check, so a user's or a model folder's template is held to them as
+before; only the repeated work is saved.
+
+Templates that read the date (``strftime_now`` with a date-only format, as Llama 3.2's)
+get skeletons per calendar day.  Only plain ``{"role", "content"}`` messages of the
+system, user and assistant roles (and neutral messages without tool calls, ids or names)
+take this path; everything else renders through the template.
+
+Why this file is long: the hot path (:func:`render_entry`, a few dozen lines) and the probing
+that makes it safe to take (:func:`_policy`) share the cache of skeletons and stay side by side,
+so that a change to what the hot path assumes is made next to what checks the assumption.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from prompter.errors import PromptError
+
+__all__ = [
+    "Policy",
+    "Skeleton",
+    "front_entry",
+    "render_entry",
+    "render_entry_messages",
+    "skeleton_render",
+    "skeleton_render_messages",
+]
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_FIRST = 0xE100
+_MAX_MESSAGES = 0xF8FF - _FIRST
+_MARK = re.compile("\ue000([\ue100-\uf8ff])\ue001")
+_ROLES = frozenset({"system", "user", "assistant"})
+_MAX_SKELETONS = 1024
+_MAX_SEEN = 4096
+_MAX_HELD = 8_000_000
+"""Characters of markup (and roles) all skeletons together may hold, about 16-32 MB: past it they
+are dropped and rebuilt as needed, so clients sending long conversations of new shapes cannot grow
+memory without bound (each new shape costs one sandboxed render, as without skeletons)."""
+_HELD = [0]
+_DATE_ONLY = re.compile(r"""strftime_now\(\s*(['"])((?:%[dbBYymaAje%]|[^%'"\\])*)\1\s*\)""")
+
+# a render function of the rest of the machinery: (fmt, messages, tools, add_generation_prompt, use_layout) -> text
+RenderFull = Callable[[Any, list[dict[str, Any]], Any, bool, bool], str]
+
+
+def _mark(i: int) -> str:
+    return _OPEN + chr(_FIRST + i) + _CLOSE
+
+
+class Skeleton:
+    """A shape's markup: ``markup[0] + content[order[0]] + markup[1] + ... + markup[-1]``."""
+
+    __slots__ = ("markup", "order", "straight")
+
+    def __init__(self, markup: list[str], order: list[int], count: int) -> None:
+        self.markup = markup
+        self.order = order
+        self.straight = order == list(range(count))
+        """Whether every content appears once, in order (the common case: no reordering to do)."""
+
+    def fill(self, contents: list[str]) -> str:
+        parts = [""] * (2 * len(self.markup) - 1)
+        parts[0::2] = self.markup
+        parts[1::2] = contents if self.straight else [contents[i] for i in self.order]
+        return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a template does to content, learnt by probing: the preconditions of its skeletons."""
+
+    whitespace: str
+    """``keep`` (content is written as given), ``strip`` (the template trims it), ``refuse`` (it
+    reacts otherwise: content with edge whitespace renders through the template), or ``mixed``:
+    each role as :attr:`by_role` says (Gemma 3 trims the turns but not the system text)."""
+    nonempty: bool
+    """Whether empty content must render through the template."""
+    avoid: tuple[str, ...]
+    """Substrings the template reacts to: content carrying one renders through the template."""
+    dated: bool
+    """Whether the template reads today's date (skeletons are kept per day)."""
+    distinct: bool = False
+    """Whether contents must differ from each other (Mistral's templates find the last user
+    message by comparing messages: two equal ones both get the tools block)."""
+    by_role: tuple[tuple[str, str], ...] = ()
+    """For ``mixed``: ``(role, keep | strip | refuse)`` for each role."""
+
+    def apply(self, contents: list[str], roles: Sequence[str]) -> list[str] | None:
+        """The contents as the skeleton takes them, or None where the template must render them."""
+        if self.avoid:
+            joined = "\x00".join(contents)
+            for literal in self.avoid:
+                if literal in joined:
+                    return None
+        if self.whitespace == "mixed":
+            modes = dict(self.by_role)
+            out = []
+            for role, content in zip(roles, contents):
+                mode = modes[role]
+                if mode != "keep":
+                    trimmed = content.strip()
+                    if mode == "strip":
+                        content = trimmed
+                    elif trimmed != content:
+                        return None
+                out.append(content)
+            contents = out
+        elif self.whitespace != "keep":
+            stripped = list(map(str.strip, contents))
+            if self.whitespace == "strip":
+                contents = stripped
+            elif stripped != contents:
+                return None
+        if self.nonempty and "" in contents:
+            return None
+        if self.distinct and len(set(contents)) != len(contents):
+            return None
+        return contents
+
+
+_PLAIN = Policy("keep", False, (), False)
+_MISSING: Any = object()
+_SEEN: dict[tuple[Any, ...], int] = {}
+_TOOLS: dict[int, tuple[Any, Any, str]] = {}
+
+
+class _Entry:
+    """One template (with its tokens and tools): its policy and its skeletons by shape."""
+
+    __slots__ = ("nonempty", "plain", "policy", "skeletons")
+
+    def __init__(self) -> None:
+        self.policy: Policy | None = None
+        self.plain = False
+        """No precondition on content but perhaps :attr:`nonempty`, and no date: contents go in as
+        they are."""
+        self.nonempty = False
+        """Whether empty content must render through the template (the one precondition ``plain`` allows)."""
+        self.skeletons: dict[tuple[Any, ...], Skeleton | None] = {}
+
+
+_ENTRIES: dict[tuple[Any, ...], _Entry] = {}
+_FRONT: dict[int, tuple[Any, str, _Entry]] = {}
+"""The entry of a format object rendering without tools, by identity: the hot path skips building
+and hashing the full key (the object is kept, so its id is not reused while it is here)."""
+_MAX_ENTRIES = 256
+
+
+def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
+    """The tools' JSON text, remembered per list object (checked against a snapshot, so a list
+    changed in place is noticed)."""
+    entry = _TOOLS.get(id(tools))
+    if entry is not None and entry[0] is tools and entry[1] == tools:
+        return entry[2]
+    import copy
+
+    try:
+        text = encode(tools)
+        snapshot = copy.deepcopy(tools)
+    except (PromptError, TypeError, ValueError, RecursionError):
+        return None
+    if len(_TOOLS) >= 64:
+        _TOOLS.clear()
+    _TOOLS[id(tools)] = (tools, snapshot, text)
+    return text
+
+
+_DAY: list[Any] = [0.0, None]  # [until when (time.time()) the cached day holds, the day]
+
+
+def _today() -> tuple[int, int, int]:
+    """Today's local date, recomputed at most once a minute (the hot path reads a float)."""
+    now = time.time()
+    if now >= _DAY[0]:
+        local = time.localtime(now)
+        seconds_left = 86400 - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
+        _DAY[0] = now + min(seconds_left, 60)  # short, so a changed clock or zone is noticed soon
+        _DAY[1] = local[:3]
+    return _DAY[1]  # type: ignore[no-any-return]
+
+
+def front_entry(fmt: Any) -> _Entry | None:
+    """The entry ``fmt`` (an object seen before) renders with when given no tools, or None."""
+    front = _FRONT.get(id(fmt))
+    return front[2] if front is not None and front[0] is fmt else None
+
+
+def skeleton_render(
+    fmt: Any,
+    source: str,
+    messages: Any,
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+    encode: Callable[[Any], str],
+) -> str | None:
+    """The prompt from a cached skeleton, or None (the caller renders through the template)."""
+    entry = _entry(fmt, source, tools, encode, render_full)
+    if entry is None or entry.policy is None:
+        return None
+    return render_entry(fmt, entry, messages, tools, add_generation_prompt, render_full)
+
+
+def render_entry(
+    fmt: Any, entry: _Entry, messages: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull
+) -> str | None:
+    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None."""
+    if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
+        return None
+    names: list[str] = []
+    contents: list[str] = []
+    add_name = names.append
+    add_content = contents.append
+    try:
+        for m in messages:
+            if type(m) is not dict or len(m) != 2:
+                return None
+            role = m["role"]
+            content = m["content"]
+            if type(content) is not str or type(role) is not str:
+                return None
+            add_name(role)
+            add_content(content)
+    except KeyError:
+        return None
+    roles = tuple(names)
+    if entry.plain and not (entry.nonempty and "" in contents):  # the common case, inlined
+        # a skeleton is only ever stored for system/user/assistant roles: a hit needs no role check
+        skeleton = entry.skeletons.get((roles, add_generation_prompt))
+        if skeleton is not None and skeleton.straight:
+            markup = skeleton.markup
+            parts = [""] * (2 * len(markup) - 1)
+            parts[0::2] = markup
+            parts[1::2] = contents
+            return "".join(parts)
+    if not _ROLES.issuperset(roles):
+        return None
+    return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+
+
+_PLAIN_TAIL: tuple[Any, ...] = ((), None, None)
+
+
+def skeleton_render_messages(
+    fmt: Any,
+    source: str,
+    messages: Sequence[Any],
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+    encode: Callable[[Any], str],
+) -> str | None:
+    """:func:`skeleton_render` for neutral messages (plain text turns only)."""
+    entry = _entry(fmt, source, tools, encode, render_full)
+    if entry is None or entry.policy is None:
+        return None
+    return render_entry_messages(fmt, entry, messages, tools, add_generation_prompt, render_full)
+
+
+def render_entry_messages(
+    fmt: Any, entry: _Entry, messages: Sequence[Any], tools: Any, add_generation_prompt: bool, render_full: RenderFull
+) -> str | None:
+    """:func:`render_entry` for neutral messages."""
+    if not messages or len(messages) > _MAX_MESSAGES:
+        return None
+    for m in messages:
+        if m[2:5] != _PLAIN_TAIL or type(m.content) is not str:
+            return None
+    roles = tuple([m.role for m in messages])
+    if not _ROLES.issuperset(roles):
+        return None
+    return _fill(fmt, entry, roles, [m.content for m in messages], tools, add_generation_prompt, render_full)
+
+
+def _entry(
+    fmt: Any, source: str, tools: Any, encode: Callable[[Any], str], render_full: RenderFull
+) -> _Entry | None:
+    """The template's entry, once it has been seen twice (a one-off render costs one template run,
+    not the probes); None before that, or when the tools cannot be keyed."""
+    tools_key = None
+    if tools is None:
+        front = _FRONT.get(id(fmt))
+        if front is not None and front[0] is fmt and front[1] is source:
+            return front[2]
+    else:
+        tools_key = _tools_key(tools, encode)
+        if tools_key is None:
+            return None
+    key = (source, fmt.bos_token, fmt.eos_token, tools_key)
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        seen = _SEEN.get(key, 0) + 1
+        if len(_SEEN) >= _MAX_SEEN:
+            _SEEN.clear()
+        _SEEN[key] = seen
+        if seen < 2:
+            return None
+        entry = _Entry()
+        entry.policy = _policy(fmt, source, tools, entry, render_full)
+        entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False) == _PLAIN
+        entry.nonempty = entry.policy is not None and entry.policy.nonempty
+        if len(_ENTRIES) >= _MAX_ENTRIES:
+            _ENTRIES.clear()
+            _FRONT.clear()
+        _ENTRIES[key] = entry
+    if tools is None and entry.policy is not None:
+        if len(_FRONT) >= _MAX_ENTRIES:
+            _FRONT.clear()
+        _FRONT[id(fmt)] = (fmt, source, entry)
+    return entry
+
+
+def _fill(
+    fmt: Any,
+    entry: _Entry,
+    roles: tuple[str, ...],
+    contents: list[str],
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+) -> str | None:
+    policy = entry.policy
+    if policy is None:
+        return None
+    if entry.plain and not entry.nonempty:
+        skeleton = entry.skeletons.get((roles, add_generation_prompt), _MISSING)
+    else:
+        usable = policy.apply(contents, roles)
+        if usable is None:
+            return None
+        contents = usable
+        skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+        skeleton = entry.skeletons.get(skey, _MISSING)
+    if skeleton is _MISSING:
+        skeleton = _skeleton(fmt, entry, roles, tools, add_generation_prompt, policy, render_full)
+    if skeleton is None:
+        return None
+    markup = skeleton.markup
+    parts = [""] * (2 * len(markup) - 1)
+    parts[0::2] = markup
+    parts[1::2] = contents if skeleton.straight else [contents[i] for i in skeleton.order]
+    return "".join(parts)
+
+
+def _skeleton(
+    fmt: Any,
+    entry: _Entry,
+    roles: tuple[str, ...],
+    tools: Any,
+    add_generation_prompt: bool,
+    policy: Policy,
+    render_full: RenderFull,
+) -> Skeleton | None:
+    skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+    skeleton = entry.skeletons.get(skey, _MISSING)
+    if skeleton is _MISSING:
+        skeleton = _build(fmt, roles, tools, add_generation_prompt, render_full)
+        held = len(roles) + (0 if skeleton is None else sum(map(len, skeleton.markup)))
+        _HELD[0] += held
+        if _HELD[0] > _MAX_HELD:  # long conversations of ever new shapes must not pile up
+            for other in list(_ENTRIES.values()):
+                other.skeletons.clear()
+            entry.skeletons.clear()
+            _HELD[0] = held
+        if len(entry.skeletons) >= _MAX_SKELETONS:
+            entry.skeletons.clear()
+        entry.skeletons[skey] = skeleton
+    return skeleton  # type: ignore[no-any-return]
+
+
+def _build(
+    fmt: Any, roles: Sequence[str], tools: Any, add_generation_prompt: bool, render_full: RenderFull
+) -> Skeleton | None:
+    """Render the shape once with sentinel contents and cut the text at the sentinels."""
+    messages = [{"role": role, "content": _mark(i)} for i, role in enumerate(roles)]
+    try:
+        text = render_full(fmt, messages, tools, add_generation_prompt, True)
+    except PromptError:
+        return None
+    pieces = _MARK.split(text)
+    markup = pieces[0::2]
+    order = [ord(c) - _FIRST for c in pieces[1::2]]
+    if any(i >= len(roles) for i in order) or any(_OPEN in m or _CLOSE in m for m in markup):
+        return None  # the template cut into a sentinel: its content is not opaque to it
+    return Skeleton(markup, order, len(roles))
+
+
+_PROBE_SHAPES: tuple[tuple[str, ...], ...] = (
+    ("user",),
+    ("system", "user"),
+    ("user", "assistant"),
+    ("system", "user", "assistant"),
+    ("system", "user", "assistant", "user"),
+    ("user", "assistant", "user", "assistant", "user"),
+    ("system", "user", "assistant", "user", "assistant", "user", "assistant"),
+)
+_LITERAL_SHAPES = (("system", "user", "assistant", "user"), ("user", "assistant", "user", "assistant"))
+
+
+def _text(i: int) -> str:
+    return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
+
+
+def _carrying(literal: str) -> Callable[[int, str], str]:
+    return lambda i, role: literal + _text(i) + literal
+
+
+_PADDED: tuple[Callable[[int], str], ...] = (
+    lambda i: "  " + _text(i) + " \n",
+    lambda i: "\n" + _text(i) + "\n\n",
+    lambda i: "\t" + _text(i),
+)
+
+
+def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
+    """Probe the template: the preconditions under which its skeletons reproduce it, or None."""
+    dated = "strftime_now" in source
+    if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
+        return None  # a time of day (or a computed format) cannot be fixed for a day
+    policy = Policy("keep", False, (), dated)
+
+    def agrees(p: Policy, content: Callable[[int, str], str], shapes: Sequence[tuple[str, ...]]) -> bool:
+        for roles in shapes:
+            contents = [content(i, role) for i, role in enumerate(roles)]
+            usable = p.apply(contents, roles)
+            if usable is None:
+                continue  # these would render through the template anyway
+            for add in (True, False):
+                skeleton = _skeleton(fmt, entry, roles, tools, add, p, render_full)
+                if skeleton is None:
+                    continue
+                messages = [{"role": r, "content": c} for r, c in zip(roles, contents)]
+                try:
+                    expected = render_full(fmt, messages, tools, add, False)
+                except PromptError:
+                    return False
+                if skeleton.fill(usable) != expected:
+                    return False
+        return True
+
+    def padded(pad: Callable[[int], str], only: str | None = None) -> Callable[[int, str], str]:
+        return lambda i, role: pad(i) if only is None or role == only else _text(i)
+
+    def whitespace(p: Policy, only: str | None) -> str:
+        for mode in ("keep", "strip"):
+            trial = replace(p, whitespace=mode)
+            if all(agrees(trial, padded(pad, only), _PROBE_SHAPES) for pad in _PADDED):
+                return mode
+        return "refuse"
+
+    try:
+        if not agrees(policy, lambda i, role: _text(i), _PROBE_SHAPES):
+            return None
+        if not agrees(policy, lambda i, role: _text(i) * 64, _LITERAL_SHAPES):
+            return None  # the template reacts to the length of a text (a threshold, a cut)
+        mode = whitespace(policy, None)
+        if mode != "keep":
+            by_role = tuple((role, whitespace(policy, role)) for role in ("system", "user", "assistant"))
+            mixed = replace(policy, whitespace="mixed", by_role=by_role)
+            if mode == "refuse" and all(agrees(mixed, padded(pad), _PROBE_SHAPES) for pad in _PADDED):
+                policy = mixed
+            else:
+                policy = replace(policy, whitespace=mode)
+        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES):
+            policy = replace(policy, nonempty=True)
+        if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
+            policy = replace(policy, distinct=True)
+        from prompter.formats.derive import MAX_LITERALS, literals
+
+        marks, words = literals(source), literals(source, words=True)
+        if len(marks) > MAX_LITERALS or len(words) > MAX_LITERALS:
+            return None
+        avoid = [lit for lit in marks + words if not agrees(policy, _carrying(lit), _LITERAL_SHAPES)]
+    except RecursionError:
+        return None
+    return replace(policy, avoid=tuple(avoid))
