@@ -32,7 +32,7 @@ def base() -> Any:
     from modules.local.tiny_model import cached_tiny_model
     from modules.local.trainable import TrainableModule
 
-    prompter = ChatPrompter("Answer with the name only.", enable_system=False)
+    prompter = ChatPrompter("Answer in one word.", enable_system=False)
     return TrainableModule(cached_tiny_model("qwen2.5"), max_new_tokens=16).prompt(prompter)
 
 
