@@ -49,7 +49,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
@@ -67,6 +67,10 @@ from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock, pass_turn
 from modules.local.vocab import Vocab
+
+if TYPE_CHECKING:
+    from modules.local.training.data import ExampleSet
+    from modules.local.training.example import TrainingExample
 
 __all__ = [
     "GenerationOptions",
@@ -391,7 +395,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
         label: str,
         train_on_history: bool = False,
         max_length: int | None = None,
-    ) -> Any:
+    ) -> TrainingExample:
         """``input_ids``, ``attention_mask`` and ``labels`` to learn *label* as the answer to this call.
 
         The prompt ids are exactly the ids ``self(input, history, tools)`` would send; see
@@ -404,7 +408,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
             label=label, train_on_history=train_on_history, max_length=max_length,
         )  # fmt: skip
 
-    def training_examples(self, data: Any, **options: Any) -> Any:
+    def training_examples(self, data: Any, **options: Any) -> ExampleSet:
         """Examples from a JSONL file, a list of records or a ``datasets.Dataset`` (see ``training.data``)."""
         from modules.local.training.data import build_examples
 
