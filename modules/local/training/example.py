@@ -22,6 +22,10 @@ generation stops. Text the template writes after that (Qwen's ``\\n`` after
 an assistant turn with no stop token at all (GLM-4) gets the first stop word
 appended, so that the model learns to stop.
 
+A template that writes the earlier turns differently once an answer follows (Alpaca's
+puts a blank line between turns only when another turn comes) keeps the inference
+prompt as it is; the answer is then the label, as data, and the first stop word.
+
 Where the chat template marks the assistant's text with ``{% generation %}``,
 the mask is transformers' own ``return_assistant_tokens_mask``, mapped onto these ids.
 """
@@ -35,7 +39,7 @@ from typing import Any
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.safe_tokens import Span, encode_with_spans, render_with_spans
 
-__all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example"]
+__all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example", "token_offsets"]
 
 IGNORE_INDEX = -100
 """The label of a token the loss ignores (PyTorch's ``CrossEntropyLoss`` default)."""
@@ -102,15 +106,15 @@ def build_training_example(
         tokenizer=tokenizer,
         render=lambda msgs, tls: render(msgs, tls, False),
     )
-    if not whole.text.startswith(prompt_text):
-        raise TrainingExampleError(
-            "this chat template renders the conversation differently once an answer follows it (the prompt is "
-            "not a prefix of prompt + answer), so no example can match inference; use a template whose "
-            "assistant turn extends the generation prompt"
-        )
     cut = len(prompt_text)
-    tail_text = whole.text[cut:]
-    tail_ids = encode_with_spans(tokenizer, tail_text, _shifted(whole.spans, cut))
+    extends = whole.text.startswith(prompt_text)
+    if extends:
+        tail_text, tail_spans = whole.text[cut:], _shifted(whole.spans, cut)
+    else:
+        # The template writes earlier turns differently once an answer follows (Alpaca's separators):
+        # the prompt stays the inference prompt, and the answer is what generation would write after it.
+        tail_text, tail_spans = label, [(0, len(label))]
+    tail_ids = encode_with_spans(tokenizer, tail_text, tail_spans)
     stops = set(stop_ids)
     tail_labels = _through_first_stop(tail_ids, stops)
     if not stops.intersection(tail_ids):
@@ -123,7 +127,7 @@ def build_training_example(
         offsets = token_offsets(tokenizer, prompt_text, prompt_ids)
         for start, end in _history_regions(messages, tool_list, render, prompt_text):
             _unmask(labels, ids, offsets, start, end, stops)
-    if _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
+    if extends and _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
         labels = _hf_generation_labels(tokenizer, messages, label, tool_list, ids, prompt_ids, whole.text, cut)
         if not train_on_history:
             labels[: len(prompt_ids)] = [IGNORE_INDEX] * len(prompt_ids)

@@ -30,6 +30,7 @@ END_OF_TURN = {
     "chatml": "<|im_end|>",
     "phi-3": "<|end|>\n<|endoftext|>",
     "glm-4": "<|endoftext|>",  # the template closes no turn: the stop word is appended so the model learns to stop
+    "alpaca": "</s>",  # the template rewrites earlier turns once an answer follows: label + stop word after the prompt
 }
 # a leading text the template writes before the answer, learnt with it (the model generates it)
 LEAD = {"glm-4": "\n"}
