@@ -5,6 +5,7 @@ A record is one of:
 * **Alpaca** ``{"instruction": ..., "input": ..., "output": ...}`` (``input`` optional);
 * **question/answer** ``{<one input key>: ..., "output" | "answer" | "response" | "label": ...}``;
 * **slots** ``{<the prompter's slots>..., "output": ...}``: the keys fill the prompter's slots;
+* **a pair** ``(input, answer)`` (a 2-item list or tuple, in Python or as a JSON array);
 * **chat** ``{"messages": [...]}`` (or ``"conversations"``) in OpenAI form, ending with the
   assistant's answer: the last user turn is the input, the turns before it the history
   (a system message in it is left out: the module's prompter supplies the system prompt).
@@ -67,10 +68,17 @@ def read_records(data: Any) -> list[Mapping[str, Any]]:
 
 
 def _checked(records: list[Any], where: str) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
     for i, record in enumerate(records):
+        if isinstance(record, (list, tuple)) and len(record) == 2:
+            record = {"input": record[0], "output": record[1]}
         if not isinstance(record, Mapping):
-            raise TrainingExampleError(f"{where}[{i}]: expected a record (a JSON object), got {type(record).__name__}")
-    return records
+            raise TrainingExampleError(
+                f"{where}[{i}]: expected a record (a JSON object) or an (input, answer) pair, "
+                f"got {type(record).__name__}"
+            )
+        out.append(record)
+    return out
 
 
 def build_examples(

@@ -54,6 +54,12 @@ def test_each_record_shape_gives_the_example_of_the_same_call(
     assert dict(examples[0]) == dict(m.training_example(input, history, label=label))
 
 
+@pytest.mark.parametrize("pair", [("What is 2+2?", "4"), ["What is 2+2?", "4"]], ids=["tuple", "list"])
+def test_an_input_answer_pair_is_a_record(pair: Any) -> None:
+    m = module()
+    assert dict(build_examples(m, [pair], progress=False)[0]) == dict(m.training_example("What is 2+2?", label="4"))
+
+
 def test_slots_are_filled_from_the_record() -> None:
     m = module("Translate into {lang}.")
     examples = build_examples(m, [{"lang": "French", "input": "cat", "output": "chat"}], progress=False)
@@ -93,13 +99,24 @@ def test_hf_datasets_rows_are_records() -> None:
         ([{"input": "q"}], "answer under one of"),
         ([{"input": "q", "output": 3}], "'output': expected the answer as a str"),
         (["not a record"], r"data\[0\]: expected a record"),
+        ([("q", "a", "extra")], r"data\[0\]: expected a record"),
         ([{"messages": [{"role": "user", "content": "q"}, {"role": "user", "content": "q"}]}], "last message"),
         ([{"messages": [{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "a"}]}], "no user"),
         ({"input": "q", "output": "a"}, "not one dict"),
         (42, "expected a JSONL path"),
         ("/no/such/file.jsonl", "is not a file"),
     ],
-    ids=["no-label", "label-not-str", "not-a-record", "chat-no-answer", "chat-no-user", "one-dict", "int", "no-file"],
+    ids=[
+        "no-label",
+        "label-not-str",
+        "not-a-record",
+        "triple",
+        "chat-no-answer",
+        "chat-no-user",
+        "one-dict",
+        "int",
+        "no-file",
+    ],
 )
 def test_bad_data_is_a_typed_error_naming_the_fault(data: Any, match: str) -> None:
     with pytest.raises(TrainingExampleError, match=match):
