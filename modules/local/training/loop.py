@@ -1,13 +1,12 @@
 """Supervised fine-tuning: a small torch loop over the module's own training examples.
 
 Why a plain loop and not transformers' ``Trainer`` (or trl's ``SFTTrainer``): the
-examples already carry their loss masks (:mod:`.example`), so the trainers'
-data handling has nothing left to do, and what remains is a dozen lines of
-AdamW + gradient clipping at 1.0 (``Trainer``'s default) that start in well
-under a second. ``Trainer`` needs ``accelerate``, and on the tiny model its
-set-up costs more than the whole run (measured figures: docs/finetune.md). The
-loop keeps the knobs a small SFT run needs: ``epochs``, ``lr``, ``batch_size``,
-linear decay, weight decay, LoRA.
+examples already carry their loss masks (:mod:`.example`), so the trainers' data
+handling has nothing left to do, and what remains is AdamW + gradient clipping at 1.0
+(``Trainer``'s default) + a linear schedule. On the tiny model ``Trainer`` trains as
+fast (docs/finetune.md has the figures), so speed decides nothing; the loop needs no
+``accelerate`` and normalises the loss over the global batch's tokens, which keeps the
+N-process loss curve equal to the 1-process one (a mean per process would not).
 
 Beyond one process: launched by ``torchrun --nproc_per_node N`` (the environment
 carries ``WORLD_SIZE``/``RANK``), the same call joins the process group (gloo
