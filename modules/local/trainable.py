@@ -421,6 +421,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
         """
         from modules.local.training.loop import train_folder
 
+        self._load_tokenizer()  # resolves a Hugging Face cache name to its folder first
         folder = train_folder(self, self._backend.path, data, output_dir, **options)
         tuned = TrainableModule(
             folder, model_format=self.model_format, max_context=self._max_context, trim=self.trim,

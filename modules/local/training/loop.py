@@ -123,7 +123,7 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(_threads(opts.threads, model, world))
     try:
-        log, seconds = _train(torch, model, examples, opts, world, rank, _pad_id(module.tokenizer))
+        model, log, seconds = _train(torch, model, examples, opts, world, rank, _pad_id(module.tokenizer))
     finally:
         torch.set_num_threads(previous_threads)
     out = Path(output_dir)
@@ -171,8 +171,8 @@ def _train(
     world: int,
     rank: int,
     pad_id: int,
-) -> tuple[list[dict[str, Any]], float]:
-    """The loop; returns the per-step log and the seconds it took. The model is trained in place."""
+) -> tuple[Any, list[dict[str, Any]], float]:
+    """The loop; returns the model to save (LoRA merged in), the per-step log and the seconds it took."""
     if opts.lora:
         model = _with_lora(model, opts.lora_r, opts.lora_alpha, opts.lora_target_modules)
     model.train()
@@ -207,9 +207,9 @@ def _train(
     if bar is not None:
         bar.close()
     if opts.lora:
-        model.merge_and_unload()  # the LoRA deltas folded into the base weights, which are saved
+        model = model.merge_and_unload()  # the LoRA deltas folded into the base weights: a plain model
     model.eval()
-    return log, time.perf_counter() - started
+    return model, log, time.perf_counter() - started
 
 
 def _step(torch: Any, model: Any, batch: list[Mapping[str, list[int]]], world: int, rank: int, pad_id: int) -> float:
