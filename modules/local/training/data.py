@@ -104,14 +104,15 @@ def build_examples(
         out.append(example)
         if bar is not None:
             bar.update(1)
-    if bar is not None:
-        bar.close()
     out.summary = {
         "examples": len(out),
         "tokens": sum(len(e["input_ids"]) for e in out),
         "trained_tokens": sum(sum(1 for t in e["labels"] if t != IGNORE_INDEX) for e in out),
         "truncated": sum(1 for e in out if e.truncated),
     }
+    if bar is not None:  # the summary stays on screen with the finished bar
+        bar.set_postfix({k: v for k, v in out.summary.items() if k != "examples"})
+        bar.close()
     logger.info("training examples: %s", out.summary)
     if out.summary["truncated"]:
         logger.warning("%d example(s) were cut at max_length=%s", out.summary["truncated"], max_length)
