@@ -50,7 +50,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
@@ -69,6 +69,10 @@ from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock, pass_turn
 from modules.local.vocab import Vocab
 from modules.online.aio import AsyncCalls, AsyncRunner
+
+if TYPE_CHECKING:
+    from modules.local.training.data import ExampleSet
+    from modules.local.training.example import TrainingExample
 
 __all__ = [
     "GenerationOptions",
@@ -385,6 +389,51 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if len(ids) + options.max_new_tokens > self.max_context:
             raise ContextLengthError(len(ids), options.max_new_tokens, self.max_context, "shorten the prompt")
         return LocalRequest((), None, prompt, ((0, len(prompt)),), tuple(ids), options)
+
+    # -- training (thin: the work lives in modules/local/training/) ----------------------------------
+
+    def training_example(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        label: str,
+        train_on_history: bool = False,
+        max_length: int | None = None,
+    ) -> TrainingExample:
+        """``input_ids``, ``attention_mask`` and ``labels`` to learn *label* as the answer to this call.
+
+        The prompt ids are exactly the ids ``self(input, history, tools)`` would send; see
+        :mod:`modules.local.training.example`.
+        """
+        from modules.local.training.example import build_training_example
+
+        return build_training_example(
+            self, self._stop_ids(), input, history, tools,
+            label=label, train_on_history=train_on_history, max_length=max_length,
+        )  # fmt: skip
+
+    def training_examples(self, data: Any, **options: Any) -> ExampleSet:
+        """Examples from a JSONL file, a list of records or a ``datasets.Dataset`` (see ``training.data``)."""
+        from modules.local.training.data import build_examples
+
+        return build_examples(self, data, **options)
+
+    def finetune(self, data: Any, output_dir: str | Path, **options: Any) -> TrainableModule:
+        """Fine-tune a copy of the model on *data*; return a started module on the saved folder, same prompter.
+
+        Options (``epochs``, ``lr``, ``batch_size``, ``lora``...): :func:`modules.local.training.loop.train_folder`.
+        """
+        from modules.local.training.loop import train_folder
+
+        self._load_tokenizer()  # resolves a Hugging Face cache name to its folder first
+        folder = train_folder(self, self._backend.path, data, output_dir, **options)
+        tuned = TrainableModule(
+            folder, model_format=self.model_format, max_context=self._max_context, trim=self.trim,
+            on_trim=self.on_trim, max_new_tokens=self.max_new_tokens, dtype=self.dtype, device=self.device,
+        )  # fmt: skip
+        return tuned.prompt(self.prompter).start()
 
     # -- generating ------------------------------------------------------------------------------
 

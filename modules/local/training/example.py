@@ -1,0 +1,283 @@
+"""One training example from one call's arguments, through the inference path.
+
+The prompt ids are not re-derived: they are the ``input_ids`` of the
+:class:`~modules.local.request.LocalRequest` that ``module.build_request`` makes for
+the same input (the same prompter, the same bound ``ModelFormat``, the same
+forgery-safe tokenization). The answer is then rendered by the same format as an
+assistant turn after that prompt (``add_generation_prompt=False``), and only the
+text after the prompt is tokenized, again with user text (the label) as data::
+
+    input_ids = prompt ids (exactly the inference ids) + ids of (label + the turn's closing text)
+    labels    = -100 on the prompt; the ids of the label and of the end-of-turn token(s); -100 after
+
+The answer is tokenized on its own, right after the prompt, because that is how
+the model meets it at inference: it generates from the end of the prompt, so the
+ids to learn are the ones that start there (a merge across the prompt's last
+character would teach ids the model never produces).
+
+The unmasked tokens run up to and including the first stop token (the format's
+single-token stop words, the model's eos): what the model must generate before
+generation stops. Text the template writes after that (Qwen's ``\\n`` after
+``<|im_end|>``) stays in ``input_ids`` but is not learnt. A template that closes
+an assistant turn with no stop token at all (GLM-4) gets the first stop word
+appended, so that the model learns to stop.
+
+A template that writes the earlier turns differently once an answer follows (Alpaca's
+puts a blank line between turns only when another turn comes) keeps the inference
+prompt as it is; the answer is then the label, as data, and the first stop word.
+
+Where the chat template marks the assistant's text with ``{% generation %}``,
+the mask is transformers' own ``return_assistant_tokens_mask``, mapped onto these ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modules.errors import ModuleConfigError, UnsafeTokenizationError
+from modules.local.safe_tokens import Span, encode_with_spans, render_with_spans
+
+__all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example", "token_offsets"]
+
+IGNORE_INDEX = -100
+"""The label of a token the loss ignores (PyTorch's ``CrossEntropyLoss`` default)."""
+
+_GENERATION_TAG = re.compile(r"{%-?\s*generation\s*-?%}")
+
+
+class TrainingExampleError(ModuleConfigError):
+    """A training example cannot be built as inference would see it (the message says why and what to do)."""
+
+
+class TrainingExample(dict[str, list[int]]):
+    """``{"input_ids", "attention_mask", "labels"}`` (a dict, as transformers' collators take it).
+
+    The keys are also attributes (``ex.input_ids``); ``prompt_length`` is the number of
+    leading ids that are exactly the inference prompt, ``truncated`` whether ``max_length`` cut it.
+    """
+
+    prompt_length: int = 0
+    truncated: bool = False
+
+    @property
+    def input_ids(self) -> list[int]:
+        return self["input_ids"]
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return self["attention_mask"]
+
+    @property
+    def labels(self) -> list[int]:
+        return self["labels"]
+
+
+def build_training_example(
+    module: Any,
+    stop_ids: Sequence[int],
+    input: Any,
+    history: Sequence[Any] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    label: str,
+    train_on_history: bool = False,
+    max_length: int | None = None,
+) -> TrainingExample:
+    """Build the example for *module* (a ``TrainableModule``); ``stop_ids`` are the ids generation stops at."""
+    if not isinstance(label, str):
+        raise TrainingExampleError(f"label: expected the answer as a str, got {type(label).__name__}")
+    if max_length is not None and (not isinstance(max_length, int) or max_length < 2):
+        raise TrainingExampleError(f"max_length: expected an int >= 2, got {max_length!r}")
+    request = module.build_request(input, history, tools, max_new_tokens=1)
+    tokenizer = module.tokenizer
+    fmt = module.model_format
+    prompt_text: str = request.text
+    prompt_ids = list(request.input_ids)
+    messages = [dict(m) for m in request.messages]
+    tool_list = [dict(t) for t in request.tools] if request.tools else None
+    render = _renderer(fmt, tokenizer)
+
+    whole = render_with_spans(
+        [*messages, {"role": "assistant", "content": label}],
+        tool_list,
+        model_format=fmt,
+        tokenizer=tokenizer,
+        render=lambda msgs, tls: render(msgs, tls, False),
+    )
+    cut = len(prompt_text)
+    extends = whole.text.startswith(prompt_text)
+    if extends:
+        tail_text, tail_spans = whole.text[cut:], _shifted(whole.spans, cut)
+    else:
+        # The template writes earlier turns differently once an answer follows (Alpaca's separators):
+        # the prompt stays the inference prompt, and the answer is what generation would write after it.
+        tail_text, tail_spans = label, [(0, len(label))]
+    tail_ids = encode_with_spans(tokenizer, tail_text, tail_spans)
+    stops = set(stop_ids)
+    tail_labels = _through_first_stop(tail_ids, stops)
+    if not stops.intersection(tail_ids):
+        closing = _closing_ids(module, tokenizer)
+        tail_ids, tail_labels = tail_ids + closing, tail_labels + closing
+
+    labels = [IGNORE_INDEX] * len(prompt_ids) + tail_labels
+    ids = prompt_ids + tail_ids
+    if train_on_history:
+        offsets = token_offsets(tokenizer, prompt_text, prompt_ids)
+        for start, end in _history_regions(messages, tool_list, render, prompt_text):
+            _unmask(labels, ids, offsets, start, end, stops)
+    if extends and _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
+        labels = _hf_generation_labels(tokenizer, messages, label, tool_list, ids, prompt_ids, whole.text, cut)
+        if not train_on_history:
+            labels[: len(prompt_ids)] = [IGNORE_INDEX] * len(prompt_ids)
+
+    example = TrainingExample(input_ids=ids, attention_mask=[1] * len(ids), labels=labels)
+    example.prompt_length = len(prompt_ids)
+    if max_length is not None and len(ids) > max_length:
+        for key in ("input_ids", "attention_mask", "labels"):
+            example[key] = example[key][:max_length]
+        example.truncated = True
+    return example
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+
+def _renderer(fmt: Any, tokenizer: Any) -> Any:
+    """``render(messages, tools, add_generation_prompt)`` through the module's one render source."""
+    if fmt is not None and hasattr(fmt, "render"):
+
+        def by_format(msgs: list[Any], tls: list[Any] | None, gen: bool) -> str:
+            return str(fmt.render(msgs, tools=tls, add_generation_prompt=gen))
+
+        return by_format
+
+    def by_tokenizer(msgs: list[Any], tls: list[Any] | None, gen: bool) -> str:
+        return str(tokenizer.apply_chat_template(msgs, tools=tls, add_generation_prompt=gen, tokenize=False))
+
+    return by_tokenizer
+
+
+def _shifted(spans: Sequence[Span], cut: int) -> list[Span]:
+    out = []
+    for start, end in spans:
+        if end <= cut:
+            continue
+        if start < cut:
+            raise UnsafeTokenizationError("user text straddles the end of the prompt; refusing to tokenize the answer")
+        out.append((start - cut, end - cut))
+    return out
+
+
+def _closing_ids(module: Any, tokenizer: Any) -> list[int]:
+    """The ids of the format's first stop word (or eos): the turn's end the template did not write."""
+    fmt = module.model_format
+    words = [w for w in getattr(fmt, "stop_words", ()) or () if w]
+    if words:
+        return list(tokenizer(words[0], add_special_tokens=False)["input_ids"])
+    if tokenizer.eos_token_id is not None:
+        return [int(tokenizer.eos_token_id)]
+    raise TrainingExampleError(
+        "the chat template ends an assistant turn with no stop token and the model has no stop words or eos: "
+        "the model could never learn to stop; bind a model_format with stop_words"
+    )
+
+
+# -- masks ----------------------------------------------------------------------------------------------
+
+
+def _through_first_stop(ids: list[int], stops: set[int]) -> list[int]:
+    """Labels that learn every id up to and including the first stop id, and ignore the rest."""
+    for i, tid in enumerate(ids):
+        if tid in stops:
+            return ids[: i + 1] + [IGNORE_INDEX] * (len(ids) - i - 1)
+    return list(ids)
+
+
+def _history_regions(
+    messages: list[dict[str, Any]], tools: list[Any] | None, render: Any, prompt: str
+) -> list[tuple[int, int]]:
+    """``(start, end)`` in the prompt of each assistant turn of the history: what the model would have generated.
+
+    A turn starts where the prompt for it ends (the conversation before it, with the
+    generation prompt) and ends where the conversation through it stops agreeing with the prompt.
+    """
+    regions = []
+    for k, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        start = _common_prefix(prompt, render(messages[:k], tools, True))
+        end = _common_prefix(prompt, render(messages[: k + 1], tools, False))
+        if end > start:
+            regions.append((start, end))
+    return regions
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _unmask(labels: list[int], ids: list[int], offsets: list[Span], start: int, end: int, stops: set[int]) -> None:
+    for i, (a, b) in enumerate(offsets):
+        if start <= a and b <= end and a < end:  # wholly inside: a token merely begun there is the next turn's
+            labels[i] = ids[i]
+            if ids[i] in stops:
+                return
+
+
+def token_offsets(tokenizer: Any, text: str, ids: Sequence[int]) -> list[Span]:
+    """The ``(start, end)`` characters of *text* that each of *ids* (an encoding of *text*) covers."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        encoding = backend.encode(text, add_special_tokens=False)
+        if list(encoding.ids) == list(ids):
+            return [(int(a), int(b)) for a, b in encoding.offsets]
+    # The ids differ from a plain encoding (forged control tokens were neutralised): align by decoding.
+    offsets: list[Span] = []
+    previous = 0
+    for i in range(len(ids)):
+        upto = len(tokenizer.decode(list(ids[: i + 1]), skip_special_tokens=False, clean_up_tokenization_spaces=False))
+        offsets.append((previous, upto))
+        previous = upto
+    if previous != len(text):
+        raise TrainingExampleError(
+            "cannot align this tokenizer's ids with the prompt text (decoding does not give the text back); "
+            "train_on_history needs a tokenizer that decodes losslessly"
+        )
+    return offsets
+
+
+def _hf_generation_labels(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    label: str,
+    tools: list[Any] | None,
+    ids: list[int],
+    prompt_ids: list[int],
+    text: str,
+    cut: int,
+) -> list[int]:
+    """transformers' ``return_assistant_tokens_mask`` for a template with ``{% generation %}``, on our ids."""
+    out = tokenizer.apply_chat_template(
+        [*messages, {"role": "assistant", "content": label}],
+        tools=tools,
+        tokenize=True,
+        return_dict=True,
+        return_assistant_tokens_mask=True,
+        add_generation_prompt=False,
+    )
+    hf_ids, mask = list(out["input_ids"]), list(out["assistant_masks"])
+    if hf_ids == ids:
+        return [t if m else IGNORE_INDEX for t, m in zip(ids, mask)]
+    # Our ids differ (neutralised user text, or the answer tokenized apart): carry the marked characters over.
+    marked = [span for span, m in zip(token_offsets(tokenizer, text, hf_ids), mask) if m]
+    prompt_text = text[:cut]
+    ours = token_offsets(tokenizer, prompt_text, prompt_ids)
+    tail_ids = ids[len(prompt_ids) :]
+    ours += [(a + cut, b + cut) for a, b in token_offsets(tokenizer, text[cut:], tail_ids)][: len(tail_ids)]
+    return [t if any(a <= s < b for a, b in marked) else IGNORE_INDEX for t, (s, _e) in zip(ids, ours)]
