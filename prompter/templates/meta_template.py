@@ -44,6 +44,8 @@ from prompter.errors import (
     UnknownRoleError,
     UnsupportedContentError,
 )
+from prompter.templates import compat_meta
+from prompter.templates.compat import Compat, check_compat
 from prompter.templates.format_bridge import format_from_meta, meta_from_format
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 from prompter.templates.roles import API_ROLES, RoleSpec, delimiter
@@ -55,6 +57,7 @@ __all__ = ["API_ROLES", "MetaTemplate", "Mode", "RoleSpec", "api_to_messages"]
 
 Mode = Literal["gen", "ppl"]
 """``"gen"``: the prompt stops where the model answers; ``"ppl"``: the whole text is scored."""
+
 
 class _Turn(NamedTuple):
     spec: RoleSpec | None  # None: a bare string
@@ -85,6 +88,9 @@ class MetaTemplate:
     """Written once after the prompt, unless gen mode stopped it (LM models)."""
     eos_token_id: int | None
     """The model's end-of-answer token id, for the inferencer; not used in rendering."""
+    compat: Compat | None
+    """None, or the harness whose parser this template reproduces exactly
+    (see :mod:`prompter.templates.compat_meta`)."""
     _roles: dict[str, RoleSpec] = field(repr=False, compare=False, hash=False)
     _order: dict[str, int] = field(repr=False, compare=False, hash=False)
 
@@ -95,6 +101,8 @@ class MetaTemplate:
         begin: str | Sequence[str] = "",
         end: str | Sequence[str] = "",
         eos_token_id: int | None = None,
+        *,
+        compat: Compat | None = None,
     ) -> None:
         if isinstance(round, (str, Mapping)) or isinstance(reserved_roles, (str, Mapping)):
             raise EvalTemplateError("round and reserved_roles: expected lists of dict(role=..., ...)")
@@ -116,6 +124,7 @@ class MetaTemplate:
             ("begin", begin_s),
             ("end", end_s),
             ("eos_token_id", eos_token_id),
+            ("compat", check_compat(compat)),
             ("_roles", roles),
             ("_order", {spec.role: i for i, spec in enumerate(rounds)}),
         ):
@@ -130,6 +139,8 @@ class MetaTemplate:
         'Q\\nA'
         """
         _check_mode(mode)
+        if self.compat is not None:
+            return compat_meta.lm_parse(self, prompt, mode)
         if isinstance(prompt, str):
             return prompt
         items = _items(prompt)
@@ -160,6 +171,9 @@ class MetaTemplate:
         [{'role': 'HUMAN', 'prompt': 'hi'}]
         """
         _check_mode(mode)
+        if self.compat is not None:
+            # upstream's exact value: a str, a PromptList (its first item the meta begin), or messages
+            return compat_meta.api_parse(self, prompt, mode, self.compat)  # type: ignore[return-value]
         if isinstance(prompt, str):
             return [{"role": "HUMAN", "prompt": prompt}]
         items = _items(prompt)
