@@ -41,6 +41,7 @@ __all__ = [
     "generate_item",
     "generate_label_prompt_item",
     "is_meta",
+    "new_prompt_list",
     "pl_add",
     "pl_format",
     "pl_replace",
@@ -104,13 +105,14 @@ def upstream_str(prompt: Iterable[PromptItem], compat: Compat) -> str:
     return "".join(out)
 
 
-def _new(compat: Compat, items: Iterable[PromptItem] = ()) -> PromptList:
+def new_prompt_list(compat: Compat, items: Iterable[PromptItem] = ()) -> PromptList:
+    """A PromptList whose ``str()`` is the one ``compat``'s harness writes."""
     return AISBenchPromptList(items) if compat == "aisbench" else PromptList(items)
 
 
 def pl_format(prompt: Iterable[PromptItem], values: Mapping[Any, Any], compat: Compat) -> PromptList:
     """Upstream's ``PromptList.format``: every string and every turn's prompt through :func:`safe_format`."""
-    out = _new(compat)
+    out = new_prompt_list(compat)
     for item in prompt:
         if isinstance(item, dict):
             new = copy.deepcopy(item)
@@ -129,7 +131,7 @@ def pl_replace(prompt: Iterable[PromptItem], src: str, dst: object, compat: Comp
     retriever builds from dialogue examples) is neither a str nor a PromptList there,
     so a string holding ``src`` is dropped, as upstream drops it.
     """
-    out = _new(compat)
+    out = new_prompt_list(compat)
     for index, item in enumerate(prompt):
         if isinstance(item, str):
             if isinstance(dst, str):
@@ -176,7 +178,7 @@ def encode(raw: object, *, ice: bool, compat: Compat) -> str | PromptList:
         return raw
     if not isinstance(raw, Mapping) or "round" not in raw:
         raise EvalTemplateError(f"template: expected a string or a dialogue dict with a 'round', got {raw!r}")
-    out = _new(compat)
+    out = new_prompt_list(compat)
     if "begin" in raw and not ice:
         out.append({"section": "begin", "pos": "begin"})
         _extend(out, raw["begin"])
@@ -341,7 +343,7 @@ def generate_ice(
     if items and isinstance(items[0], PromptList):
         # upstream starts from a plain [] but `[] += PromptList` runs PromptList.__radd__,
         # so the result is a PromptList
-        out = _new(compat)
+        out = new_prompt_list(compat)
         for item in items:
             out.extend(pl_add(list(item), separator))
         out.append(eos)

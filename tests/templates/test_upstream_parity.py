@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from prompter.errors import PromptError
-from prompter.templates import MetaTemplate, PromptTemplate
+from prompter.templates import MetaTemplate, MMPromptTemplate, MultiTurnPromptTemplate, PromptTemplate
 from prompter.templates.retrievers import FixKRetriever, ZeroRetriever
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "upstream_corpus.json").read_text(encoding="utf-8"))
@@ -42,6 +42,8 @@ def replay(case: dict[str, Any]) -> list[Any] | Any:
     """The corpus case run through prompter in compat mode, shaped as the corpus records upstream's output."""
     compat = case["harness"]
     meta = None if case.get("meta") is None else MetaTemplate(**case["meta"], compat=compat)
+    if "kind" in case:
+        return _replay_aisbench(case, meta)
     if "messages" in case:
         assert meta is not None
         return meta.parse_api(case["messages"], mode=case["mode"])
@@ -85,6 +87,28 @@ def replay(case: dict[str, Any]) -> list[Any] | Any:
             assert meta is not None
             out.append(meta.parse_api(prompt, mode=case["mode"]))
     return json.loads(json.dumps(out))
+
+
+def _replay_aisbench(case: dict[str, Any], meta: MetaTemplate | None) -> Any:
+    def parse(prompt: Any) -> Any:
+        if case["parser"] == "item":
+            return list(prompt)
+        if case["parser"] == "str":
+            return str(prompt)
+        assert meta is not None
+        if case["parser"] == "lm":
+            return meta.parse(prompt, mode=case["mode"])
+        return meta.parse_api(prompt, mode=case["mode"])
+
+    if case["kind"] == "mm":
+        mm = MMPromptTemplate(case["template"], compat="aisbench")
+        return json.loads(json.dumps([parse(mm.generate_item(case["entry"]))]))
+    mt = MultiTurnPromptTemplate(case["template"], compat="aisbench")
+    if case["turn_mode"] == "full":
+        prompts = [mt.generate_item(case["entry"])]
+    else:
+        prompts = mt.generate_turns(case["entry"], case["turn_mode"])
+    return json.loads(json.dumps([parse(p) for p in prompts]))
 
 
 def test_the_corpus_is_large_and_covers_both_harnesses() -> None:
