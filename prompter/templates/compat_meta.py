@@ -33,7 +33,7 @@ from prompter.templates.compat import Compat, plain_join
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 from prompter.templates.roles import RoleSpec
 
-__all__ = ["MetaLike", "api_parse", "is_messages", "lm_parse"]
+__all__ = ["MetaLike", "api_parse", "is_messages", "lm_parse", "merge_messages"]
 
 
 class MetaLike(Protocol):
@@ -47,6 +47,8 @@ class MetaLike(Protocol):
     def begin(self) -> str: ...
     @property
     def end(self) -> str: ...
+    @property
+    def messages(self) -> tuple[dict[str, Any], ...]: ...
 
 
 _Roles = dict[str, dict[str, Any]]
@@ -213,7 +215,7 @@ def api_parse(
 ) -> str | PromptList | list[Any]:
     """What upstream's ``APITemplateParser.parse_template`` returns."""
     if compat == "opencompass" and is_messages(prompt):
-        return copy.deepcopy(list(prompt))
+        return merge_messages(meta.messages, prompt)  # type: ignore[arg-type]
     if isinstance(prompt, str):
         return prompt
     items = _items(prompt)
@@ -294,3 +296,30 @@ def _api_plain(items: list[PromptItem], compat: Compat) -> str | list[Any]:
         sep = "\n"
     joined = "".join(text)
     return joined if joined else parts
+
+
+def merge_messages(prefix: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-style ``messages`` with a list-form meta template's ``prefix`` messages woven in.
+
+    As OpenCompass does: walking both lists, a prefix message whose role is the
+    current message's has its content put in front of that message's; one whose role
+    does not occur in the rest of the messages is inserted where it stands; the rest
+    are appended.
+    """
+    out: list[dict[str, Any]] = []
+    m = p = 0
+    while m < len(prefix):
+        meta = prefix[m]
+        if p < len(messages) and meta["role"] == messages[p]["role"]:
+            merged = copy.deepcopy(dict(messages[p]))
+            merged["content"] = meta["content"] + merged["content"]
+            out.append(merged)
+            m, p = m + 1, p + 1
+        elif p < len(messages) and any(msg["role"] == meta["role"] for msg in messages[p:]):
+            out.append(copy.deepcopy(dict(messages[p])))
+            p += 1
+        else:
+            out.append(copy.deepcopy(dict(meta)))
+            m += 1
+    out.extend(copy.deepcopy(dict(msg)) for msg in messages[p:])
+    return out

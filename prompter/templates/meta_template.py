@@ -49,6 +49,7 @@ from prompter.templates.compat import Compat, check_compat
 from prompter.templates.format_bridge import format_from_meta, meta_from_format
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 from prompter.templates.roles import API_ROLES, RoleSpec, delimiter
+from prompter.templates.slots import check_config_type
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
@@ -91,6 +92,9 @@ class MetaTemplate:
     compat: Compat | None
     """None, or the harness whose parser this template reproduces exactly
     (see :mod:`prompter.templates.compat_meta`)."""
+    messages: tuple[dict[str, Any], ...]
+    """A list-form (API) meta template: OpenAI-style messages woven into the messages
+    :meth:`parse_api` is given (see :func:`~prompter.templates.compat_meta.merge_messages`)."""
     _roles: dict[str, RoleSpec] = field(repr=False, compare=False, hash=False)
     _order: dict[str, int] = field(repr=False, compare=False, hash=False)
 
@@ -103,7 +107,10 @@ class MetaTemplate:
         eos_token_id: int | None = None,
         *,
         compat: Compat | None = None,
+        messages: Iterable[Mapping[str, Any]] = (),
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "MetaTemplate")
         if isinstance(round, (str, Mapping)) or isinstance(reserved_roles, (str, Mapping)):
             raise EvalTemplateError("round and reserved_roles: expected lists of dict(role=..., ...)")
         rounds = tuple(RoleSpec.from_config(r, f"round[{i}]") for i, r in enumerate(round))
@@ -125,6 +132,7 @@ class MetaTemplate:
             ("end", end_s),
             ("eos_token_id", eos_token_id),
             ("compat", check_compat(compat)),
+            ("messages", _check_messages(messages)),
             ("_roles", roles),
             ("_order", {spec.role: i for i, spec in enumerate(rounds)}),
         ):
@@ -139,6 +147,11 @@ class MetaTemplate:
         'Q\\nA'
         """
         _check_mode(mode)
+        if compat_meta.is_messages(prompt):
+            raise UnsupportedContentError(
+                "prompt: OpenAI-style messages have no text form here; render them with the model's "
+                "ModelFormat (fmt.render(messages)), or give them to parse_api"
+            )
         if self.compat is not None:
             return compat_meta.lm_parse(self, prompt, mode)
         if isinstance(prompt, str):
@@ -171,6 +184,9 @@ class MetaTemplate:
         [{'role': 'HUMAN', 'prompt': 'hi'}]
         """
         _check_mode(mode)
+        if compat_meta.is_messages(prompt) and self.compat != "aisbench":
+            # OpenAI-style messages are already turns: passed through, with a list-form prefix woven in
+            return compat_meta.merge_messages(self.messages, prompt)  # type: ignore[arg-type]
         if self.compat is not None:
             # upstream's exact value: a str, a PromptList (its first item the meta begin), or messages
             return compat_meta.api_parse(self, prompt, mode, self.compat)  # type: ignore[return-value]
@@ -279,6 +295,16 @@ class MetaTemplate:
             units.append(current)
         return units
 
+    @classmethod
+    def from_messages(cls, messages: Iterable[Mapping[str, Any]], *, compat: Compat | None = None) -> MetaTemplate:
+        """A list-form API meta template (OpenCompass): ``[dict(role="system", content=...), ...]``.
+
+        >>> meta = MetaTemplate.from_messages([dict(role="system", content="Be brief. ")])
+        >>> meta.parse_api([dict(role="system", content="Hi."), dict(role="user", content="2+2?")])
+        [{'role': 'system', 'content': 'Be brief. Hi.'}, {'role': 'user', 'content': '2+2?'}]
+        """
+        return cls(compat=compat, messages=messages)
+
     # -- ModelFormat -----------------------------------------------------------------------------
 
     @classmethod
@@ -323,6 +349,21 @@ class _Block(NamedTuple):
 
 
 _SECTIONS = frozenset({"begin", "round", "ice", "end"})
+
+
+def _check_messages(messages: object) -> tuple[dict[str, Any], ...]:
+    if isinstance(messages, (str, Mapping)) or not isinstance(messages, Iterable):
+        raise EvalTemplateError(f"messages: expected a list of dict(role=..., content=...), got {messages!r}")
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ("system", "user", "assistant"):
+            raise EvalTemplateError(
+                f"messages[{i}]: expected dict(role='system'|'user'|'assistant', content=...), got {message!r}"
+            )
+        if not isinstance(message.get("content"), str):
+            raise EvalTemplateError(f"messages[{i}]['content']: expected a string, got {message.get('content')!r}")
+        out.append(dict(message))
+    return tuple(out)
 
 
 def _check_mode(mode: str) -> None:

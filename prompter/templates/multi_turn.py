@@ -30,7 +30,7 @@ from prompter.templates import compat_aisbench
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import Dialogue, Turn, emit, is_dialogue, marker
 from prompter.templates.prompt_list import PromptList, as_text
-from prompter.templates.slots import Missing, check_missing, check_token, overlay, snapshot
+from prompter.templates.slots import Missing, check_config_type, check_missing, check_token, overlay, snapshot
 
 __all__ = ["InferMode", "MultiTurnPromptTemplate"]
 
@@ -95,7 +95,9 @@ class MultiTurnPromptTemplate:
         answer_role: str = "BOT",
         missing: Missing = "error",
         compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "MultiTurnPromptTemplate")
         if not isinstance(template, Mapping) or not is_dialogue(template):
             raise EvalTemplateError(
                 f"template: a multi-turn template is a dialogue dict(round=[...], begin=..., end=...), got {template!r}"

@@ -33,7 +33,7 @@ from prompter.templates import compat_aisbench
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import DIALOGUE_KEYS, TURN_KEYS, Node, compile_turn, emit, marker
 from prompter.templates.prompt_list import PromptList
-from prompter.templates.slots import Missing, SlotText, check_missing, overlay, snapshot
+from prompter.templates.slots import Missing, SlotText, check_config_type, check_missing, overlay, snapshot
 
 __all__ = ["CONTENT_TAG", "MODALITY_TAGS", "MMPromptTemplate", "split_content"]
 
@@ -158,7 +158,9 @@ class MMPromptTemplate:
         content_field: str = "question",
         missing: Missing = "error",
         compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ):
+        check_config_type(type, "MMPromptTemplate")
         if not isinstance(template, Mapping) or "round" not in template or not set(template) <= DIALOGUE_KEYS:
             raise EvalTemplateError(
                 f"template: a multimodal template is a dialogue dict(round=[...], begin=..., end=...), got {template!r}"

@@ -31,7 +31,15 @@ from prompter.templates import compat as upstream
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import DIALOGUE_KEYS, Dialogue, is_dialogue
 from prompter.templates.prompt_list import PromptList
-from prompter.templates.slots import Missing, SlotText, check_missing, check_token, overlay, snapshot
+from prompter.templates.slots import (
+    Missing,
+    SlotText,
+    check_config_type,
+    check_missing,
+    check_token,
+    overlay,
+    snapshot,
+)
 
 __all__ = ["PromptTemplate", "PromptType"]
 
@@ -73,7 +81,9 @@ class PromptTemplate:
         *,
         missing: Missing = "error",
         compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "PromptTemplate")
         self.ice_token = check_token("ice_token", ice_token)
         self.sep_token = check_token("sep_token", sep_token)
         self.missing = check_missing(missing)
@@ -110,7 +120,7 @@ class PromptTemplate:
                     self._compiled[label] = self._compile(value, f"template[{label!r}]")
             self.template = snapshot(template)
         else:
-            raise EvalTemplateError(f"template: expected a str or a dict, got {type(template).__name__}")
+            raise EvalTemplateError(f"template: expected a str or a dict, got {template.__class__.__name__}")
         self._labels = tuple(self._compiled) if self.kind == "labels" else ()
 
     def _compile(self, raw: object, where: str) -> _Compiled:

@@ -38,6 +38,7 @@ from prompter.errors import EvalTemplateError, InputTypeError
 from prompter.templates.compat import Compat, check_compat, pl_add
 from prompter.templates.prompt_list import PromptList
 from prompter.templates.prompt_template import PromptTemplate
+from prompter.templates.slots import check_config_type
 
 __all__ = ["BM25Retriever", "BaseRetriever", "FixKRetriever", "RandomRetriever", "ZeroRetriever", "legacy_choice"]
 
@@ -57,12 +58,14 @@ class BaseRetriever:
         output_column: str | None = None,
         input_columns: Sequence[str] | None = None,
         compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, self.__class__.__name__)
         if isinstance(index, (str, Mapping)) or not isinstance(index, Sequence):
-            raise InputTypeError(f"index: expected a list of dicts (the examples), got {type(index).__name__}")
+            raise InputTypeError(f"index: expected a list of dicts (the examples), got {index.__class__.__name__}")
         for i, example in enumerate(index):
             if not isinstance(example, Mapping):
-                raise InputTypeError(f"index[{i}]: expected a dict of fields, got {type(example).__name__}")
+                raise InputTypeError(f"index[{i}]: expected a dict of fields, got {example.__class__.__name__}")
         for name, value in (("ice_separator", ice_separator), ("ice_eos_token", ice_eos_token)):
             if not isinstance(value, str):
                 raise EvalTemplateError(f"{name}: expected a string, got {value!r}")
