@@ -31,6 +31,7 @@ from typing import Any
 
 from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
+from modules.eval import cli as eval_cli
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -92,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "render":
             cmd.add_argument("--format", default=None, help="text, openai, anthropic, gemini, ... (default: text)")
+    eval_cli.add_parser(sub)
     return parser
 
 
@@ -262,6 +264,7 @@ _COMMANDS = {
     "demo": _demo,
     "render": _render,
     "view": _view,
+    "eval": eval_cli.run,
 }
 
 
