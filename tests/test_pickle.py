@@ -33,8 +33,10 @@ def test_every_model_format_and_a_bound_prompter_survive_pickle(name: str) -> No
     copy = _round_trip(fmt)
     assert copy == fmt
     assert copy.render(MESSAGES) == expected
-    for prompter, value in ((ChatPrompter("Answer about {x}."), {"x": "cats", "input": "why?"}),
-                            (AlpacaPrompter("Answer about {x}."), {"x": "cats"})):
+    for prompter, value in (
+        (ChatPrompter("Answer about {x}."), {"x": "cats", "input": "why?"}),
+        (AlpacaPrompter("Answer about {x}."), {"x": "cats"}),
+    ):
         before = prompter.generate_prompt(value, model_format=fmt)  # caches filled
         again = _round_trip(prompter)
         assert again.generate_prompt(value, model_format=fmt) == before
@@ -60,7 +62,10 @@ _TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": 
 @pytest.mark.parametrize(
     ("prompter", "value"),
     [
-        (ChatPrompter("You answer about {topic}.", extra_keys=["context"]), {"topic": "t", "context": "c", "input": "q"}),
+        (
+            ChatPrompter("You answer about {topic}.", extra_keys=["context"]),
+            {"topic": "t", "context": "c", "input": "q"},
+        ),
         (ChatPrompter({"system": "S {topic}", "user": "U"}, history=[["q", "a"]]), {"topic": "t", "input": "q"}),
         (ChatPrompter("hi", tools=_TOOLS), "q"),
         (AlpacaPrompter("Do {topic}.", extra_keys="context"), {"topic": "t", "context": "c"}),
@@ -78,7 +83,9 @@ def test_every_prompter_survives_pickle_after_use(prompter: Any, value: Any) -> 
 
 def test_a_user_defined_prompter_survives_pickle() -> None:
     copy = _round_trip(_Custom("Say {x}."))
-    assert copy.generate_prompt({"x": "1", "input": "y"}) == _Custom("Say {x}.").generate_prompt({"x": "1", "input": "y"})
+    assert copy.generate_prompt({"x": "1", "input": "y"}) == _Custom("Say {x}.").generate_prompt(
+        {"x": "1", "input": "y"}
+    )
 
 
 class _Custom(ChatPrompter):

@@ -27,8 +27,8 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 from modules.eval.pipeline import Plan, build_module, plan
-from prompter.templates.config import type_name
 from prompter.templates.compat import Compat
+from prompter.templates.config import type_name
 
 __all__ = ["Progress", "RunStats", "read_done", "run_eval", "run_plan"]
 

@@ -85,7 +85,11 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("make", [_gen_dataset, _ppl_dataset], ids=["gen", "ppl"])
 def test_a_toy_dataset_runs_end_to_end_and_resumes_after_an_interruption(
-    make: Any, toy: Path, tmp_path: Path, started_module: Any, capsys: pytest.CaptureFixture[str]
+    make: Any,
+    toy: Path,
+    tmp_path: Path,
+    started_module: Any,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     the_plan = plan(make(str(toy)), {})
     whole = run_plan(the_plan, tmp_path / "whole.jsonl", module=started_module)
@@ -115,7 +119,11 @@ def test_a_toy_dataset_runs_end_to_end_and_resumes_after_an_interruption(
         assert all("\n" not in r["prediction"] for r in records)
 
 
-def test_a_predictions_file_of_another_evaluation_is_refused(toy: Path, tmp_path: Path, started_module: Any) -> None:
+def test_a_predictions_file_of_another_evaluation_is_refused(
+    toy: Path,
+    tmp_path: Path,
+    started_module: Any,  # noqa: F811
+) -> None:
     out = tmp_path / "p.jsonl"
     run_plan(plan(_gen_dataset(str(toy)), {}, limit=3), out, module=started_module, progress=False)
     other = _gen_dataset(str(toy))
@@ -126,7 +134,11 @@ def test_a_predictions_file_of_another_evaluation_is_refused(toy: Path, tmp_path
 
 @pytest.mark.parametrize("make", [_gen_dataset, _ppl_dataset], ids=["gen", "ppl"])
 def test_two_worker_processes_give_the_same_predictions_as_one(
-    make: Any, toy: Path, tmp_path: Path, tiny_model_path: Path, started_module: Any
+    make: Any,
+    toy: Path,
+    tmp_path: Path,
+    tiny_model_path: Path,  # noqa: F811
+    started_module: Any,  # noqa: F811
 ) -> None:
     one = run_plan(plan(make(str(toy)), {}), tmp_path / "one.jsonl", module=started_module, progress=False)
     config = {"dataset": make("toy.jsonl"), "model": {"type": "TrainableModule", "path": str(tiny_model_path)}}
