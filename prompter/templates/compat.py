@@ -32,6 +32,7 @@ from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 
 __all__ = [
     "AISBenchPromptList",
+    "OpenCompassPromptList",
     "Compat",
     "check_compat",
     "check_template",
@@ -72,15 +73,39 @@ def safe_format(text: str, values: Mapping[Any, Any]) -> str:
     return text
 
 
-class AISBenchPromptList(PromptList):
-    """A PromptList whose ``str()`` is AISBench's: each turn's prompt as a JSON string.
+class OpenCompassPromptList(PromptList):
+    """A PromptList whose ``format``, ``replace`` and ``str()`` are OpenCompass's.
+
+    ``format`` fills field after field (a value holding ``{other}`` is filled again);
+    ``replace`` splices a PromptList into strings. Compat-mode templates return it.
+
+    >>> OpenCompassPromptList(["{a}-{b}"]).format(a="{b}", b=1)
+    OpenCompassPromptList(['1-1'])
+    """
+
+    compat: Compat = "opencompass"
+
+    def format(self, **values: Any) -> PromptList:
+        return pl_format(self, values, self.compat)
+
+    def replace(self, src: str, dst: str | PromptList) -> PromptList:
+        return pl_replace(self, src, dst, self.compat)
+
+    def __str__(self) -> str:
+        return upstream_str(self, self.compat)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list.__repr__(self)})"
+
+
+class AISBenchPromptList(OpenCompassPromptList):
+    """As :class:`OpenCompassPromptList`, but ``str()`` is AISBench's: each turn's prompt as a JSON string.
 
     >>> str(AISBenchPromptList(["Q: ", {"role": "HUMAN", "prompt": "hi"}]))
     'Q: "hi"'
     """
 
-    def __str__(self) -> str:
-        return upstream_str(self, "aisbench")
+    compat: Compat = "aisbench"
 
 
 def upstream_str(prompt: Iterable[PromptItem], compat: Compat) -> str:
@@ -107,7 +132,7 @@ def upstream_str(prompt: Iterable[PromptItem], compat: Compat) -> str:
 
 def new_prompt_list(compat: Compat, items: Iterable[PromptItem] = ()) -> PromptList:
     """A PromptList whose ``str()`` is the one ``compat``'s harness writes."""
-    return AISBenchPromptList(items) if compat == "aisbench" else PromptList(items)
+    return AISBenchPromptList(items) if compat == "aisbench" else OpenCompassPromptList(items)
 
 
 def pl_format(prompt: Iterable[PromptItem], values: Mapping[Any, Any], compat: Compat) -> PromptList:

@@ -33,7 +33,7 @@ from prompter.templates.compat import Compat, plain_join
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 from prompter.templates.roles import RoleSpec
 
-__all__ = ["MetaLike", "api_parse", "is_messages", "lm_parse", "merge_messages"]
+__all__ = ["MetaLike", "api_parse", "is_batch", "is_messages", "lm_parse", "merge_messages"]
 
 
 class MetaLike(Protocol):
@@ -133,10 +133,21 @@ def _text(prompt: object, role: str) -> str:
     raise InputTypeError(f"role {role!r}: a text prompt cannot hold {type(prompt).__name__}; use parse_api")
 
 
-def lm_parse(meta: MetaLike, prompt: PromptList | Sequence[PromptItem] | str, mode: str) -> str:
-    """The string upstream's ``LMTemplateParser.parse_template`` writes."""
+def is_batch(prompt: object) -> bool:
+    """Upstream's reading of a plain list or tuple of strings and PromptLists: several prompts, not one."""
+    return (
+        isinstance(prompt, (list, tuple))
+        and not isinstance(prompt, PromptList)
+        and all(isinstance(p, (str, PromptList)) for p in prompt)
+    )
+
+
+def lm_parse(meta: MetaLike, prompt: PromptList | Sequence[PromptItem] | str, mode: str) -> Any:
+    """The string upstream's ``LMTemplateParser.parse_template`` writes (a list of them for a batch)."""
     if isinstance(prompt, str):
         return prompt
+    if is_batch(prompt):
+        return [lm_parse(meta, p, mode) for p in prompt]  # type: ignore[arg-type]
     items = _items(prompt)
     if not meta.round:
         return plain_join(items)
@@ -218,6 +229,8 @@ def api_parse(
         return merge_messages(meta.messages, prompt)  # type: ignore[arg-type]
     if isinstance(prompt, str):
         return prompt
+    if is_batch(prompt):
+        return [api_parse(meta, p, mode, compat) for p in prompt]  # type: ignore[arg-type]
     items = _items(prompt)
     if not meta.round:
         return _api_plain(items, compat)

@@ -153,7 +153,8 @@ class MetaTemplate:
                 "ModelFormat (fmt.render(messages)), or give them to parse_api"
             )
         if self.compat is not None:
-            return compat_meta.lm_parse(self, prompt, mode)
+            text: str = compat_meta.lm_parse(self, prompt, mode)  # a list for a batch, as upstream
+            return text
         if isinstance(prompt, str):
             return prompt
         items = _items(prompt)
@@ -169,6 +170,20 @@ class MetaTemplate:
         else:
             out.append(self.end)
         return "".join(out)
+
+    def parse_batch(self, prompts: Iterable[PromptList | Sequence[PromptItem] | str], mode: Mode = "gen") -> list[str]:
+        """:meth:`parse` of each prompt (upstream's ``parse_template`` of a list).
+
+        >>> MetaTemplate().parse_batch(["a", PromptList([dict(role="HUMAN", prompt="b")])])
+        ['a', 'b']
+        """
+        return [self.parse(p, mode) for p in _batch(prompts)]
+
+    def parse_api_batch(
+        self, prompts: Iterable[PromptList | Sequence[PromptItem] | str], mode: Mode = "gen"
+    ) -> list[list[dict[str, Any]]]:
+        """:meth:`parse_api` of each prompt."""
+        return [self.parse_api(p, mode) for p in _batch(prompts)]
 
     # -- API models ------------------------------------------------------------------------------
 
@@ -349,6 +364,12 @@ class _Block(NamedTuple):
 
 
 _SECTIONS = frozenset({"begin", "round", "ice", "end"})
+
+
+def _batch(prompts: object) -> list[Any]:
+    if isinstance(prompts, (str, PromptList)) or not isinstance(prompts, Iterable):
+        raise InputTypeError(f"prompts: expected a list of prompts, got {type(prompts).__name__}; use parse for one")
+    return list(prompts)
 
 
 def _check_messages(messages: object) -> tuple[dict[str, Any], ...]:

@@ -20,6 +20,7 @@ import pytest
 
 from prompter.errors import PromptError
 from prompter.templates import MetaTemplate, MMPromptTemplate, MultiTurnPromptTemplate, PromptTemplate
+from prompter.templates.compat import new_prompt_list
 from prompter.templates.retrievers import FixKRetriever, ZeroRetriever
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "upstream_corpus.json").read_text(encoding="utf-8"))
@@ -42,6 +43,8 @@ def replay(case: dict[str, Any]) -> list[Any] | Any:
     """The corpus case run through prompter in compat mode, shaped as the corpus records upstream's output."""
     compat = case["harness"]
     meta = None if case.get("meta") is None else MetaTemplate(**case["meta"], compat=compat)
+    if case.get("kind") in ("direct", "plist", "batch"):
+        return _replay_direct(case, meta)
     if "kind" in case:
         return _replay_aisbench(case, meta)
     if "messages" in case:
@@ -109,6 +112,45 @@ def _replay_aisbench(case: dict[str, Any], meta: MetaTemplate | None) -> Any:
     else:
         prompts = mt.generate_turns(case["entry"], case["turn_mode"])
     return json.loads(json.dumps([parse(p) for p in prompts]))
+
+
+def _replay_direct(case: dict[str, Any], meta: MetaTemplate | None) -> Any:
+    compat = case["harness"]
+    if case["kind"] == "plist":
+        pl = new_prompt_list(compat, case["items"])
+        if case["op"] == "format":
+            out: Any = pl.format(**case["entry"])
+        elif case["op"] == "replace_str":
+            out = pl.replace("</E>", "ICE")
+        elif case["op"] == "replace_pl":
+            out = pl.replace("</E>", new_prompt_list(compat, [{"role": "BOT", "prompt": "e1"}, "s"]))
+        else:
+            out = "" + ((pl + "tail") + new_prompt_list(compat, ["more"]))
+        return json.loads(json.dumps([list(out), str(out)]))
+    if case["kind"] == "batch":
+        meta = meta or MetaTemplate(compat=compat)
+        pl = new_prompt_list(
+            compat, [{"section": "round", "pos": "begin"}, *case["items"], {"section": "round", "pos": "end"}]
+        )
+        batch = ["plain", pl, "x"]
+        got = meta.parse_api_batch(batch) if case["parser"] == "api" else meta.parse_batch(batch)
+        return json.loads(json.dumps(got))
+    spec = case["spec"]
+    t = PromptTemplate(
+        spec["template"], ice_token=spec.get("ice_token"), sep_token=spec.get("sep_token"), compat=compat
+    )
+    e, op = case["entry"], case["op"]
+    labels = list(t.labels) if t.kind == "labels" else [None]
+    results: list[Any] = []
+    if op == "item":
+        results.append(t.generate_item(e, output_field="a", ice_field_replace_token="ICE\n"))
+    elif op == "item_nofield":
+        results.append(t.generate_item(e))
+    elif op == "ice_item":
+        results.extend(t.generate_ice_item(e, label) for label in labels)
+    else:
+        results.extend(t.generate_label_prompt_item(e, "ICE {q}\n", label, op.endswith("sep")) for label in labels)
+    return json.loads(json.dumps([r if isinstance(r, str) else [list(r), str(r)] for r in results]))
 
 
 def test_the_corpus_is_large_and_covers_both_harnesses() -> None:
