@@ -22,13 +22,12 @@ The differences are listed in docs/evaluation.md.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Literal
 
 from prompter.errors import EvalTemplateError, InputTypeError, UnknownLabelError
-from prompter.templates.prompt_list import PromptItem, PromptList, is_section
+from prompter.templates.prompt_list import PromptItem, PromptList, copy_item, is_section
 
 __all__ = [
     "AISBenchPromptList",
@@ -140,7 +139,7 @@ def pl_format(prompt: Iterable[PromptItem], values: Mapping[Any, Any], compat: C
     out = new_prompt_list(compat)
     for item in prompt:
         if isinstance(item, dict):
-            new = copy.deepcopy(item)
+            new = dict(item)  # the items are the template's private copies (see encode)
             if isinstance(item.get("prompt"), str):
                 new["prompt"] = safe_format(item["prompt"], values)
             out.append(new)
@@ -167,9 +166,9 @@ def pl_replace(prompt: Iterable[PromptItem], src: str, dst: object, compat: Comp
                     if part:
                         out.append(part)
                     if i < len(parts) - 1:
-                        out.extend(copy.deepcopy(list(dst)))
+                        out.extend(copy_item(d) if isinstance(d, dict) else d for d in dst)
         elif isinstance(item, dict):
-            new = copy.deepcopy(item)
+            new = dict(item)  # the items are the template's private copies (see encode)
             text = item.get("prompt")
             if isinstance(text, str) and src in text:
                 if not isinstance(dst, str):
@@ -227,7 +226,7 @@ def _extend(out: PromptList, part: object) -> None:
     for item in items:
         if not isinstance(item, (str, dict)):
             raise EvalTemplateError(f"template: expected strings and role turn dicts, got {type(item).__name__}")
-        out.append(copy.deepcopy(item))
+        out.append(copy_item(item) if isinstance(item, dict) else item)
 
 
 def is_meta(template: object) -> bool:

@@ -121,9 +121,12 @@ def _split(dialogue: list[tuple[int, PromptItem]], meta: MetaLike, roles: _Roles
 
 
 def _update(roles: _Roles, turns: list[dict[str, Any]], at: int) -> _Roles:
-    out = copy.deepcopy(roles)
+    # upstream deep-copies every role and updates it with the round's turns; the role
+    # dicts here are never changed, so only the roles a turn speaks for get a new dict
+    out = dict(roles)
     for turn in turns:
-        out[_resolve(roles, turn, at)].update(turn)
+        name = _resolve(roles, turn, at)
+        out[name] = {**out[name], **turn}
     return out
 
 

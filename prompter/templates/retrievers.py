@@ -78,6 +78,7 @@ class BaseRetriever:
         self.output_column = output_column
         self.input_columns = None if input_columns is None else list(input_columns)
         self.compat = check_compat(compat)
+        self._ice_cache: dict[tuple[tuple[int, ...], int], tuple[PromptTemplate | None, Any]] = {}
 
     def retrieve(self, tests: Sequence[Entry]) -> list[list[int]]:
         """The indices (into the index set) of each test sample's examples."""
@@ -93,6 +94,17 @@ class BaseRetriever:
         dialogue ice template joins with ``""`` and ends with ``""``. Without an ice
         template there can be no examples.
         """
+        key = (tuple(idx_list), id(ice_template))
+        cached = self._ice_cache.get(key)
+        if cached is not None and cached[0] is ice_template:
+            # the examples of a FixK (or repeated) choice are written once; callers get their own list
+            return cached[1] if isinstance(cached[1], str) else type(cached[1])(cached[1])
+        ice = self._generate_ice(idx_list, ice_template)
+        if len(self._ice_cache) < 4096:
+            self._ice_cache[key] = (ice_template, ice)
+        return ice if isinstance(ice, str) else type(ice)(ice)
+
+    def _generate_ice(self, idx_list: Sequence[int], ice_template: PromptTemplate | None) -> Any:
         if ice_template is None:
             if idx_list:
                 raise EvalTemplateError(
