@@ -28,7 +28,7 @@ from prompter.templates import MetaTemplate, PromptTemplate
 from prompter.templates.retrievers import BaseRetriever
 from prompter.templates.slots import check_config_type
 
-__all__ = ["GenInferencer", "PPLInferencer", "Prompts", "cut_at_stop_words"]
+__all__ = ["GenInferencer", "MultiTurnGenInferencer", "PPLInferencer", "Prompts", "cut_at_stop_words"]
 
 
 @dataclass(frozen=True)
@@ -178,3 +178,60 @@ def _split(texts: list[str], sep: str | None) -> list[tuple[str, str]]:
     if any(len(t) == len(prefix) for t in texts):
         prefix = ""  # one candidate is the beginning of another: score the whole texts
     return [(prefix, t[len(prefix) :]) for t in texts]
+
+
+class MultiTurnGenInferencer:
+    """AISBench's multi-turn inference: one generation per answer turn of a sample.
+
+    ``infer_mode``: ``"every"`` (earlier turns carry the model's own answers),
+    ``"every_with_gt"`` (the ground truth) or ``"last"`` (only the last turn is asked).
+    The prompt template is a :class:`~prompter.templates.MultiTurnPromptTemplate`.
+    """
+
+    def __init__(
+        self,
+        infer_mode: str = "every",
+        max_out_len: int = 256,
+        stopping_criteria: Sequence[str] = (),
+        type: object = None,  # noqa: A002 - the key of a pasted config block
+        **_ignored: Any,
+    ) -> None:
+        check_config_type(type, "MultiTurnGenInferencer")
+        if infer_mode not in ("every", "every_with_gt", "last"):
+            raise ModuleConfigError(f"infer_mode: expected 'every', 'every_with_gt' or 'last', got {infer_mode!r}")
+        self.infer_mode = infer_mode
+        self.gen = GenInferencer(max_out_len=max_out_len, stopping_criteria=stopping_criteria)
+        self.meta: MetaTemplate | None = None  # set by the plan: answer() writes each turn with it
+
+    def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
+        """The whole sample, every turn answered with the ground truth (the turns are cut from it)."""
+        self.meta = prompts.meta
+        template: Any = prompts.prompt_template
+        if not hasattr(template, "generate_turns"):
+            raise ModuleConfigError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate as prompt_template")
+        r = prompts.retriever
+        full = template.generate_item(entry) if template.compat else template.generate_item(entry, r.output_column)
+        gold = entry.get(r.output_column) if r.output_column else None
+        return {"index": index, "kind": "multiturn", "origin_prompt": _text(full), "full": list(full), "gold": gold}
+
+    def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask every turn of ``infer_mode`` in order; the answers in turn order."""
+        from prompter.templates.compat_aisbench import multi_turn_prompts
+
+        meta = self.meta or MetaTemplate()
+        predictions: list[str] = []
+        texts: list[str] = []
+
+        def respond(prompt: Any) -> str:
+            text = _text(meta.parse(prompt, mode="gen"))
+            texts.append(text)
+            reply: str = self.gen.answer(module, {"origin_prompt": text})["prediction"]
+            predictions.append(reply)
+            return reply
+
+        turns = multi_turn_prompts(job["full"], self.infer_mode, respond if self.infer_mode == "every" else None)
+        if self.infer_mode != "every":
+            for prompt in turns:
+                respond(prompt)
+        record = {k: v for k, v in job.items() if k != "full"}
+        return {**record, "turn_prompts": texts, "prediction": predictions}

@@ -26,13 +26,17 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 from modules.eval.datasets import load_samples
-from modules.eval.inferencers import GenInferencer, PPLInferencer, Prompts
+from modules.eval.inferencers import GenInferencer, MultiTurnGenInferencer, PPLInferencer, Prompts
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.config import build, build_meta, type_name
 
 __all__ = ["INFERENCERS", "MODEL_KEYS", "Plan", "build_module", "plan"]
 
-INFERENCERS: dict[str, Any] = {"GenInferencer": GenInferencer, "PPLInferencer": PPLInferencer}
+INFERENCERS: dict[str, Any] = {
+    "GenInferencer": GenInferencer,
+    "PPLInferencer": PPLInferencer,
+    "MultiTurnGenInferencer": MultiTurnGenInferencer,
+}
 """The inferencer names a config's ``inferencer=dict(type=...)`` may give."""
 
 MODEL_KEYS = frozenset({"type", "abbr", "meta_template", "max_out_len", "max_seq_len", "batch_size", "run_cfg"})
@@ -46,7 +50,7 @@ class Plan:
     name: str
     tests: list[dict[str, Any]]
     prompts: Prompts
-    inferencer: GenInferencer | PPLInferencer
+    inferencer: GenInferencer | PPLInferencer | MultiTurnGenInferencer
     labels: list[Hashable] = field(default_factory=list)
 
     def jobs(self) -> list[dict[str, Any]]:
@@ -110,6 +114,8 @@ def plan(
     inferencer = build(infer.get("inferencer", {"type": "GenInferencer"}), INFERENCERS, where="inferencer")
     meta = build_meta(model.get("meta_template"), compat=compat)
     prompts = Prompts(retriever, meta, ice_t, prompt_t)
+    if isinstance(inferencer, MultiTurnGenInferencer):
+        inferencer.meta = meta
     labels: list[Hashable] = []
     if isinstance(inferencer, PPLInferencer):
         labels = inferencer.labels or retriever.get_labels(tests, ice_template=ice_t, prompt_template=prompt_t)
