@@ -144,3 +144,32 @@ def test_multimodal_template_survives_pickle() -> None:
     )
     entry = {"question": "What is this?"}
     assert _round_trip(template).generate_item(entry) == template.generate_item(entry)
+
+
+def test_compat_templates_prompt_lists_retrievers_and_inferencers_survive_pickle() -> None:
+    from modules.eval.inferencers import GenInferencer, MultiTurnGenInferencer, PPLInferencer
+    from prompter.templates.compat import AISBenchPromptList, OpenCompassPromptList
+    from prompter.templates.retrievers import BM25Retriever, FixKRetriever, RandomRetriever, ZeroRetriever
+
+    index = [{"q": "a cat", "a": "1"}, {"q": "a dog", "a": "2"}]
+    ice_t = PromptTemplate("{q}={a}", compat="opencompass")
+    for retriever in (
+        ZeroRetriever(index),
+        FixKRetriever(index, fix_id_list=[1], output_column="a"),
+        RandomRetriever(index, ice_num=1, seed=3),
+        BM25Retriever(index, output_column="a"),
+    ):
+        copy = _round_trip(retriever)
+        assert copy.retrieve([{"q": "cat"}]) == retriever.retrieve([{"q": "cat"}])
+        ids = retriever.retrieve([{"q": "cat"}])[0]
+        assert copy.generate_ice(ids, ice_t) == retriever.generate_ice(ids, ice_t)
+    for pl in (OpenCompassPromptList(["{a}", {"role": "HUMAN", "prompt": "x"}]), AISBenchPromptList(["y"])):
+        assert type(_round_trip(pl)) is type(pl) and str(_round_trip(pl)) == str(pl)
+    meta = MetaTemplate(round=[dict(role="HUMAN", api_role="HUMAN")], compat="aisbench")
+    assert _round_trip(meta) == meta
+    for inferencer in (
+        GenInferencer(max_out_len=3, stopping_criteria=["\n"]),
+        PPLInferencer(),
+        MultiTurnGenInferencer(),
+    ):
+        assert vars(_round_trip(inferencer)).keys() == vars(inferencer).keys()
