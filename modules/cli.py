@@ -32,6 +32,7 @@ from typing import Any
 
 from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
+from modules.eval import cli as eval_cli
 from modules.playground import cli as playground_cli
 from prompter import __version__
 
@@ -95,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "render":
             cmd.add_argument("--format", default=None, help="text, openai, anthropic, gemini, ... (default: text)")
+    eval_cli.add_parser(sub)
     return parser
 
 
@@ -266,6 +268,7 @@ _COMMANDS = {
     "render": _render,
     "view": _view,
     "playground": playground_cli.run,
+    "eval": eval_cli.run,
 }
 
 

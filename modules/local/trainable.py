@@ -435,6 +435,19 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         )  # fmt: skip
         return tuned.prompt(self.prompter).start()
 
+    def score(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8) -> list[float]:
+        """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
+
+        See :mod:`modules.local.scoring`; generation and scoring take turns on the model.
+        """
+        from modules.local.scoring import continuation_nll
+
+        tokenizer = self._load_tokenizer()
+        with self._backend.lock:
+            return continuation_nll(
+                self._backend.model, tokenizer, pairs, max_context=self.max_context, batch_size=batch_size
+            )
+
     # -- generating ------------------------------------------------------------------------------
 
     def _complete(self, request: LocalRequest) -> Completion:

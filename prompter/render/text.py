@@ -93,11 +93,29 @@ def _input_text(conv: Conversation, fmt: ModelFormat) -> str:
     )
 
 
+# named functions, not lambdas: a prompter caches LayoutPlans holding these, and
+# multiprocessing pickles prompters (lambdas cannot be pickled by reference)
+def _system_text(conv: Conversation, fmt: ModelFormat) -> str:
+    return conv.system
+
+
+def _instruction_text(conv: Conversation, fmt: ModelFormat) -> str:
+    return conv.instruction
+
+
+def _user_text(conv: Conversation, fmt: ModelFormat) -> str:
+    return conv.user
+
+
+def _tools_text(conv: Conversation, fmt: ModelFormat) -> str:
+    return tools_block(conv)
+
+
 _FIELD_VALUES: dict[str, Callable[[Conversation, ModelFormat], str]] = {
-    "system": lambda conv, fmt: conv.system,
-    "instruction": lambda conv, fmt: conv.instruction,
-    "user": lambda conv, fmt: conv.user,
-    "tools": lambda conv, fmt: tools_block(conv),
+    "system": _system_text,
+    "instruction": _instruction_text,
+    "user": _user_text,
+    "tools": _tools_text,
     "history": _history_text,
     "input": _input_text,
 }

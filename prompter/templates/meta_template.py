@@ -44,9 +44,12 @@ from prompter.errors import (
     UnknownRoleError,
     UnsupportedContentError,
 )
+from prompter.templates import compat_meta
+from prompter.templates.compat import Compat, check_compat
 from prompter.templates.format_bridge import format_from_meta, meta_from_format
 from prompter.templates.prompt_list import PromptItem, PromptList, is_section
 from prompter.templates.roles import API_ROLES, RoleSpec, delimiter
+from prompter.templates.slots import check_config_type
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
@@ -55,6 +58,7 @@ __all__ = ["API_ROLES", "MetaTemplate", "Mode", "RoleSpec", "api_to_messages"]
 
 Mode = Literal["gen", "ppl"]
 """``"gen"``: the prompt stops where the model answers; ``"ppl"``: the whole text is scored."""
+
 
 class _Turn(NamedTuple):
     spec: RoleSpec | None  # None: a bare string
@@ -85,6 +89,12 @@ class MetaTemplate:
     """Written once after the prompt, unless gen mode stopped it (LM models)."""
     eos_token_id: int | None
     """The model's end-of-answer token id, for the inferencer; not used in rendering."""
+    compat: Compat | None
+    """None, or the harness whose parser this template reproduces exactly
+    (see :mod:`prompter.templates.compat_meta`)."""
+    messages: tuple[dict[str, Any], ...]
+    """A list-form (API) meta template: OpenAI-style messages woven into the messages
+    :meth:`parse_api` is given (see :func:`~prompter.templates.compat_meta.merge_messages`)."""
     _roles: dict[str, RoleSpec] = field(repr=False, compare=False, hash=False)
     _order: dict[str, int] = field(repr=False, compare=False, hash=False)
 
@@ -95,7 +105,12 @@ class MetaTemplate:
         begin: str | Sequence[str] = "",
         end: str | Sequence[str] = "",
         eos_token_id: int | None = None,
+        *,
+        compat: Compat | None = None,
+        messages: Iterable[Mapping[str, Any]] = (),
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "MetaTemplate")
         if isinstance(round, (str, Mapping)) or isinstance(reserved_roles, (str, Mapping)):
             raise EvalTemplateError("round and reserved_roles: expected lists of dict(role=..., ...)")
         rounds = tuple(RoleSpec.from_config(r, f"round[{i}]") for i, r in enumerate(round))
@@ -116,6 +131,8 @@ class MetaTemplate:
             ("begin", begin_s),
             ("end", end_s),
             ("eos_token_id", eos_token_id),
+            ("compat", check_compat(compat)),
+            ("messages", _check_messages(messages)),
             ("_roles", roles),
             ("_order", {spec.role: i for i, spec in enumerate(rounds)}),
         ):
@@ -130,6 +147,14 @@ class MetaTemplate:
         'Q\\nA'
         """
         _check_mode(mode)
+        if compat_meta.is_messages(prompt):
+            raise UnsupportedContentError(
+                "prompt: OpenAI-style messages have no text form here; render them with the model's "
+                "ModelFormat (fmt.render(messages)), or give them to parse_api"
+            )
+        if self.compat is not None:
+            text: str = compat_meta.lm_parse(self, prompt, mode)  # a list for a batch, as upstream
+            return text
         if isinstance(prompt, str):
             return prompt
         items = _items(prompt)
@@ -146,6 +171,20 @@ class MetaTemplate:
             out.append(self.end)
         return "".join(out)
 
+    def parse_batch(self, prompts: Iterable[PromptList | Sequence[PromptItem] | str], mode: Mode = "gen") -> list[str]:
+        """:meth:`parse` of each prompt (upstream's ``parse_template`` of a list).
+
+        >>> MetaTemplate().parse_batch(["a", PromptList([dict(role="HUMAN", prompt="b")])])
+        ['a', 'b']
+        """
+        return [self.parse(p, mode) for p in _batch(prompts)]
+
+    def parse_api_batch(
+        self, prompts: Iterable[PromptList | Sequence[PromptItem] | str], mode: Mode = "gen"
+    ) -> list[list[dict[str, Any]]]:
+        """:meth:`parse_api` of each prompt."""
+        return [self.parse_api(p, mode) for p in _batch(prompts)]
+
     # -- API models ------------------------------------------------------------------------------
 
     def parse_api(self, prompt: PromptList | Sequence[PromptItem] | str, mode: Mode = "gen") -> list[dict[str, Any]]:
@@ -160,6 +199,12 @@ class MetaTemplate:
         [{'role': 'HUMAN', 'prompt': 'hi'}]
         """
         _check_mode(mode)
+        if compat_meta.is_messages(prompt) and self.compat != "aisbench":
+            # OpenAI-style messages are already turns: passed through, with a list-form prefix woven in
+            return compat_meta.merge_messages(self.messages, prompt)  # type: ignore[arg-type]
+        if self.compat is not None:
+            # upstream's exact value: a str, a PromptList (its first item the meta begin), or messages
+            return compat_meta.api_parse(self, prompt, mode, self.compat)  # type: ignore[return-value]
         if isinstance(prompt, str):
             return [{"role": "HUMAN", "prompt": prompt}]
         items = _items(prompt)
@@ -265,6 +310,16 @@ class MetaTemplate:
             units.append(current)
         return units
 
+    @classmethod
+    def from_messages(cls, messages: Iterable[Mapping[str, Any]], *, compat: Compat | None = None) -> MetaTemplate:
+        """A list-form API meta template (OpenCompass): ``[dict(role="system", content=...), ...]``.
+
+        >>> meta = MetaTemplate.from_messages([dict(role="system", content="Be brief. ")])
+        >>> meta.parse_api([dict(role="system", content="Hi."), dict(role="user", content="2+2?")])
+        [{'role': 'system', 'content': 'Be brief. Hi.'}, {'role': 'user', 'content': '2+2?'}]
+        """
+        return cls(compat=compat, messages=messages)
+
     # -- ModelFormat -----------------------------------------------------------------------------
 
     @classmethod
@@ -309,6 +364,27 @@ class _Block(NamedTuple):
 
 
 _SECTIONS = frozenset({"begin", "round", "ice", "end"})
+
+
+def _batch(prompts: object) -> list[Any]:
+    if isinstance(prompts, (str, PromptList)) or not isinstance(prompts, Iterable):
+        raise InputTypeError(f"prompts: expected a list of prompts, got {type(prompts).__name__}; use parse for one")
+    return list(prompts)
+
+
+def _check_messages(messages: object) -> tuple[dict[str, Any], ...]:
+    if isinstance(messages, (str, Mapping)) or not isinstance(messages, Iterable):
+        raise EvalTemplateError(f"messages: expected a list of dict(role=..., content=...), got {messages!r}")
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ("system", "user", "assistant"):
+            raise EvalTemplateError(
+                f"messages[{i}]: expected dict(role='system'|'user'|'assistant', content=...), got {message!r}"
+            )
+        if not isinstance(message.get("content"), str):
+            raise EvalTemplateError(f"messages[{i}]['content']: expected a string, got {message.get('content')!r}")
+        out.append(dict(message))
+    return tuple(out)
 
 
 def _check_mode(mode: str) -> None:

@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from prompter.errors import EvalTemplateError, InputTypeError
+from prompter.templates import compat_aisbench
+from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import Dialogue, Turn, emit, is_dialogue, marker
 from prompter.templates.prompt_list import PromptList, as_text
-from prompter.templates.slots import Missing, check_missing, check_token, overlay, snapshot
+from prompter.templates.slots import Missing, check_config_type, check_missing, check_token, overlay, snapshot
 
 __all__ = ["InferMode", "MultiTurnPromptTemplate"]
 
@@ -81,7 +83,9 @@ class MultiTurnPromptTemplate:
     turn being asked); ``missing`` is as for :class:`~prompter.templates.PromptTemplate`.
     """
 
-    __slots__ = ("_dialogue", "answer_role", "ice_token", "missing", "template")
+    __slots__ = ("_dialogue", "answer_role", "compat", "ice_token", "missing", "template")
+    template: dict[str, Any]
+    """The template as given (a private copy)."""
 
     def __init__(
         self,
@@ -90,7 +94,10 @@ class MultiTurnPromptTemplate:
         *,
         answer_role: str = "BOT",
         missing: Missing = "error",
+        compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "MultiTurnPromptTemplate")
         if not isinstance(template, Mapping) or not is_dialogue(template):
             raise EvalTemplateError(
                 f"template: a multi-turn template is a dialogue dict(round=[...], begin=..., end=...), got {template!r}"
@@ -98,10 +105,15 @@ class MultiTurnPromptTemplate:
         self.ice_token = check_token("ice_token", ice_token)
         self.missing = check_missing(missing)
         self.answer_role = answer_role
+        self.compat = check_compat(compat)
+        if self.compat is not None:
+            # AISBench writes the raw template at every call (see prompter.templates.compat_aisbench)
+            self.template = snapshot(template)
+            return
         self._dialogue = Dialogue.compile(template, "template", self.ice_token)
         if not any(isinstance(n, Turn) and n.role == answer_role for n in self._dialogue.round):
             raise EvalTemplateError(f"template['round']: no turn has the answer role {answer_role!r}")
-        self.template: dict[str, Any] = snapshot(template)
+        self.template = snapshot(template)
 
     def _round_fields(self) -> list[str]:
         names: dict[str, None] = {}
@@ -190,11 +202,46 @@ class MultiTurnPromptTemplate:
             )
         return [as_text(v, f"{output_field}[{i}]") for i, v in enumerate(value)]
 
+    def generate_item(self, entry: Mapping[str, Any], output_field: str | None = "answer", **_: Any) -> PromptList:
+        """The whole sample: every round, each answered with the ground truth (AISBench's full sample).
+
+        In compat mode this is AISBench's text exactly: the rounds repeated for each
+        ``(question, answer)`` pair, ``begin`` and ``end`` written unfilled.
+
+        >>> t = MultiTurnPromptTemplate(dict(round=[dict(role="HUMAN", prompt="{q}"),
+        ...                                         dict(role="BOT", prompt="{a}")]))
+        >>> str(t.generate_item({"q": ["x", "y"], "a": ["X", "Y"]}, output_field="a"))
+        'xXyY'
+        """
+        if self.compat is not None:
+            return compat_aisbench.multi_turn_item(self.template, entry, self.compat)
+        if output_field is None:
+            raise EvalTemplateError("output_field: name the field holding the answers")
+        n = self.num_turns(entry, output_field)
+        value = entry.get(output_field)
+        answers = list(value) if isinstance(value, (list, tuple)) else [value]
+        d, missing = self._dialogue, self.missing
+        out = PromptList()
+        if d.begin is not None:
+            out.append(marker("begin", "begin"))
+            emit(out, d.begin, _Scalars(entry), "", False, missing)
+            out.append(marker("begin", "end"))
+        out.append(marker("round", "begin"))
+        for i in range(n):
+            view = overlay(_TurnView(entry, i), output_field, as_text(answers[i], f"{output_field}[{i}]"))
+            emit(out, d.round, view, "", False, missing)
+        out.append(marker("round", "end"))
+        if d.end is not None:
+            out.append(marker("end", "begin"))
+            emit(out, d.end, _Scalars(entry), "", False, missing)
+            out.append(marker("end", "end"))
+        return out
+
     def generate_turns(
         self,
         entry: Mapping[str, Any],
         mode: InferMode,
-        output_field: str,
+        output_field: str = "answer",
         predictions: Sequence[str] | None = None,
     ) -> list[PromptList]:
         """Every prompt ``mode`` sends for ``entry``.
@@ -204,6 +251,13 @@ class MultiTurnPromptTemplate:
         """
         if mode not in _MODES:
             raise EvalTemplateError(f"mode: expected one of {list(_MODES)}, got {mode!r}")
+        if self.compat is not None:
+            replies = iter(predictions or ())
+            full = compat_aisbench.multi_turn_item(self.template, entry, self.compat)
+            if mode == "every" and predictions is None:
+                raise EvalTemplateError("mode 'every' needs the model's answers: pass predictions, or use run()")
+            respond = (lambda _prompt: next(replies, "")) if mode == "every" else None
+            return compat_aisbench.multi_turn_prompts(full, mode, respond, self.answer_role, self.compat)
         n = self.num_turns(entry, output_field)
         if mode == "every":
             if predictions is None:
@@ -225,6 +279,16 @@ class MultiTurnPromptTemplate:
         """Ask ``respond`` (your model call) every prompt of ``mode`` in order; return its answers."""
         if mode not in _MODES:
             raise EvalTemplateError(f"mode: expected one of {list(_MODES)}, got {mode!r}")
+        if self.compat is not None:
+            full = compat_aisbench.multi_turn_item(self.template, entry, self.compat)
+            replies: list[str] = []
+
+            def ask(prompt: PromptList) -> str:
+                replies.append(_answer(respond(prompt), len(replies)))
+                return replies[-1]
+
+            prompts = compat_aisbench.multi_turn_prompts(full, mode, ask, self.answer_role, self.compat)
+            return replies if mode == "every" else [_answer(respond(p), k) for k, p in enumerate(prompts)]
         n = self.num_turns(entry, output_field)
         truth = [] if mode == "every" else self._truth(entry, output_field, n)
         if mode == "last":
@@ -237,7 +301,8 @@ class MultiTurnPromptTemplate:
         return predictions
 
     def __repr__(self) -> str:
-        return f"MultiTurnPromptTemplate({self.template!r})"
+        extra = "" if self.compat is None else f", compat={self.compat!r}"
+        return f"MultiTurnPromptTemplate({self.template!r}{extra})"
 
 
 def _answer(value: object, index: int) -> str:

@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from prompter.errors import EvalTemplateError, InputTypeError, MissingSlotError
+from prompter.templates import compat_aisbench
+from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import DIALOGUE_KEYS, TURN_KEYS, Node, compile_turn, emit, marker
 from prompter.templates.prompt_list import PromptList
-from prompter.templates.slots import Missing, SlotText, check_missing, overlay, snapshot
+from prompter.templates.slots import Missing, SlotText, check_config_type, check_missing, overlay, snapshot
 
 __all__ = ["CONTENT_TAG", "MODALITY_TAGS", "MMPromptTemplate", "split_content"]
 
@@ -145,20 +147,36 @@ class MMPromptTemplate:
     the AISBench guide); ``missing`` is as for :class:`~prompter.templates.PromptTemplate`.
     """
 
-    __slots__ = ("_sections", "content_field", "missing", "template")
+    __slots__ = ("_sections", "compat", "content_field", "missing", "template")
+    template: dict[str, Any]
+    """The template as given (a private copy)."""
 
-    def __init__(self, template: Mapping[str, Any], *, content_field: str = "question", missing: Missing = "error"):
+    def __init__(
+        self,
+        template: Mapping[str, Any],
+        *,
+        content_field: str = "question",
+        missing: Missing = "error",
+        compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
+    ):
+        check_config_type(type, "MMPromptTemplate")
         if not isinstance(template, Mapping) or "round" not in template or not set(template) <= DIALOGUE_KEYS:
             raise EvalTemplateError(
                 f"template: a multimodal template is a dialogue dict(round=[...], begin=..., end=...), got {template!r}"
             )
         self.content_field = content_field
         self.missing = check_missing(missing)
+        self.compat = check_compat(compat)
         self._sections: dict[str, tuple[_MMNode, ...]] = {}
+        if self.compat is not None:
+            # AISBench's shape: pieces from entry['content'], turns keep the key prompt_mm
+            self.template = snapshot(template)
+            return
         for section in ("begin", "round", "end"):
             if section in template:
                 self._sections[section] = self._compile(template[section], f"template[{section!r}]", section)
-        self.template: dict[str, Any] = snapshot(template)
+        self.template = snapshot(template)
 
     @staticmethod
     def _compile(raw: object, where: str, section: str) -> tuple[_MMNode, ...]:
@@ -187,6 +205,8 @@ class MMPromptTemplate:
         The answer in ``output_field`` is blanked, as for
         :meth:`PromptTemplate.generate_item <prompter.templates.PromptTemplate.generate_item>`.
         """
+        if self.compat is not None:
+            return compat_aisbench.mm_item(self.template, entry, self.compat)
         if not isinstance(entry, Mapping):
             raise InputTypeError(f"entry: expected a dict of fields, got {type(entry).__name__}")
         values: Mapping[str, Any] = entry
@@ -226,4 +246,5 @@ class MMPromptTemplate:
         return item
 
     def __repr__(self) -> str:
-        return f"MMPromptTemplate({self.template!r}, content_field={self.content_field!r})"
+        extra = "" if self.compat is None else f", compat={self.compat!r}"
+        return f"MMPromptTemplate({self.template!r}, content_field={self.content_field!r}{extra})"

@@ -155,13 +155,13 @@ class PromptList(list[PromptItem]):
 
     def __add__(self, other: Iterable[PromptItem] | str) -> PromptList:  # type: ignore[override]
         if isinstance(other, str):
-            return PromptList([*self, other]) if other else PromptList(self)
-        return PromptList([*self, *other])
+            return type(self)([*self, other]) if other else type(self)(self)
+        return type(self)([*self, *other])
 
     def __radd__(self, other: Iterable[PromptItem] | str) -> PromptList:
         if isinstance(other, str):
-            return PromptList([other, *self]) if other else PromptList(self)
-        return PromptList([*other, *self])
+            return type(self)([other, *self]) if other else type(self)(self)
+        return type(self)([*other, *self])
 
     def __iadd__(self, other: Iterable[PromptItem] | str) -> PromptList:  # type: ignore[override]
         # a str is one item, not a sequence of characters
@@ -173,7 +173,7 @@ class PromptList(list[PromptItem]):
         return self
 
     def __mul__(self, n: SupportsIndex) -> PromptList:
-        return PromptList(list.__mul__(self, n))
+        return type(self)(list.__mul__(self, n))
 
     @overload
     def __getitem__(self, index: SupportsIndex) -> PromptItem: ...
@@ -181,12 +181,12 @@ class PromptList(list[PromptItem]):
     def __getitem__(self, index: slice) -> PromptList: ...
     def __getitem__(self, index: SupportsIndex | slice) -> PromptItem | PromptList:
         if isinstance(index, slice):
-            return PromptList(list.__getitem__(self, index))
+            return type(self)(list.__getitem__(self, index))
         return list.__getitem__(self, index)
 
     def copy(self) -> PromptList:
         """A shallow copy, as a PromptList."""
-        return PromptList(self)
+        return type(self)(self)
 
     def __str__(self) -> str:
         """The strings and turn prompts concatenated (the text of multimodal prompts)."""

@@ -27,9 +27,19 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 from prompter.errors import EvalTemplateError, InputTypeError, UnknownLabelError
+from prompter.templates import compat as upstream
+from prompter.templates.compat import Compat, check_compat
 from prompter.templates.dialogue import DIALOGUE_KEYS, Dialogue, is_dialogue
 from prompter.templates.prompt_list import PromptList
-from prompter.templates.slots import Missing, SlotText, check_missing, check_token, overlay, snapshot
+from prompter.templates.slots import (
+    Missing,
+    SlotText,
+    check_config_type,
+    check_missing,
+    check_token,
+    overlay,
+    snapshot,
+)
 
 __all__ = ["PromptTemplate", "PromptType"]
 
@@ -47,7 +57,7 @@ class PromptTemplate:
     leaves ``{field}`` in the text, as OpenCompass does.
     """
 
-    __slots__ = ("_compiled", "_labels", "ice_token", "kind", "missing", "sep_token", "template")
+    __slots__ = ("_compiled", "_labels", "compat", "ice_token", "kind", "missing", "sep_token", "template")
 
     template: str | Mapping[Any, Any]
     """The template as given (the object is not kept: later changes to it have no effect)."""
@@ -59,6 +69,9 @@ class PromptTemplate:
     """Which of the three template shapes this is."""
     missing: Missing
     """``"error"`` or ``"keep"``: what a ``{field}`` absent from the entry does."""
+    compat: Compat | None
+    """None (one-pass filling, upstream's crashes fixed) or the harness whose exact text is
+    reproduced (``"opencompass"`` / ``"aisbench"``; see :mod:`prompter.templates.compat`)."""
 
     def __init__(
         self,
@@ -67,11 +80,23 @@ class PromptTemplate:
         sep_token: str | None = None,
         *,
         missing: Missing = "error",
+        compat: Compat | None = None,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
+        check_config_type(type, "PromptTemplate")
         self.ice_token = check_token("ice_token", ice_token)
         self.sep_token = check_token("sep_token", sep_token)
         self.missing = check_missing(missing)
+        self.compat = check_compat(compat)
         self._compiled: dict[Hashable, _Compiled] = {}
+        if self.compat is not None:
+            # upstream fills the raw template at every call; nothing is compiled
+            upstream.check_template(template, self.ice_token)
+            self.template = snapshot(template)
+            labelled = isinstance(template, Mapping) and not upstream.is_meta(template)
+            self.kind = "string" if isinstance(template, str) else "labels" if labelled else "dialogue"
+            self._labels = tuple(template) if labelled else ()
+            return
         if isinstance(template, str):
             self.kind = "string"
             self._compiled[None] = self._compile(template, "template")
@@ -95,7 +120,7 @@ class PromptTemplate:
                     self._compiled[label] = self._compile(value, f"template[{label!r}]")
             self.template = snapshot(template)
         else:
-            raise EvalTemplateError(f"template: expected a str or a dict, got {type(template).__name__}")
+            raise EvalTemplateError(f"template: expected a str or a dict, got {template.__class__.__name__}")
         self._labels = tuple(self._compiled) if self.kind == "labels" else ()
 
     def _compile(self, raw: object, where: str) -> _Compiled:
@@ -176,6 +201,17 @@ class PromptTemplate:
         >>> PromptTemplate("Q: {q}\\nA: {a}").generate_item({"q": "1+1=?", "a": "2"}, output_field="a")
         'Q: 1+1=?\\nA: '
         """
+        if self.compat is not None:
+            return upstream.generate_item(
+                self.template,
+                entry,
+                self.ice_token,
+                self.sep_token,
+                self.compat,
+                output_field,
+                output_field_replace_token,
+                ice_field_replace_token,
+            )
         values = _with(entry, output_field, output_field_replace_token)
         return self._build(self._select(None, first=True), values, ice_field_replace_token)
 
@@ -189,6 +225,8 @@ class PromptTemplate:
         >>> PromptTemplate({0: "{t} -> bad", 1: "{t} -> good"}).generate_ice_item({"t": "yay"}, 1)
         'yay -> good'
         """
+        if self.compat is not None:
+            return upstream.generate_ice_item(self.template, entry, label, self.ice_token, self.compat)
         return self._build(self._select(label), _with(entry, None, ""), "", for_ice=True)
 
     def generate_label_prompt_item(
@@ -207,6 +245,10 @@ class PromptTemplate:
         >>> t.generate_label_prompt_item({"q": "Pick:"}, "", "B")
         'Pick: B'
         """
+        if self.compat is not None:
+            return upstream.generate_label_prompt_item(
+                self.template, entry, ice, label, self.ice_token, self.sep_token, self.compat, remain_sep
+            )
         return self._build(self._select(label), _with(entry, None, ""), ice, keep_sep=remain_sep)
 
     def generate_ice(
@@ -216,7 +258,7 @@ class PromptTemplate:
         label_field: str | None = None,
         separator: str = "\n",
         eos: str = "\n",
-    ) -> PromptType:
+    ) -> PromptType | list[Any]:
         """The in-context examples for ``examples``, ready for another template's ice token.
 
         String templates join the examples with ``separator`` and end with ``eos``
@@ -226,7 +268,13 @@ class PromptTemplate:
 
         >>> PromptTemplate("{q}={a}").generate_ice([{"q": "1+1", "a": 2}, {"q": "2+2", "a": 4}])
         '1+1=2\\n2+2=4\\n'
+
+        In compat mode this is upstream's retriever: the end token is written even with
+        no examples, and dialogue templates join with ``""`` and end with an empty string
+        item (see :func:`prompter.templates.compat.generate_ice`).
         """
+        if self.compat is not None:
+            return self._upstream_ice(self.compat, examples, label_field, separator, eos)
         if self.kind == "labels" and label_field is None:
             raise EvalTemplateError("generate_ice: a label template needs label_field, the column holding each label")
         items: list[PromptType] = []
@@ -248,6 +296,20 @@ class PromptTemplate:
             return PromptList() if self._is_dialogue_only() else ""
         return separator.join(str(item) for item in items) + eos
 
+    def _upstream_ice(
+        self, compat: Compat, examples: Sequence[Mapping[str, Any]], label_field: str | None, separator: str, eos: str
+    ) -> PromptType | list[Any]:
+        if self.kind == "labels" and label_field is None:
+            raise EvalTemplateError("generate_ice: a label template needs label_field, the column holding each label")
+        labels = []
+        for i, example in enumerate(examples):
+            if not isinstance(example, Mapping):
+                raise InputTypeError(f"examples[{i}]: expected a dict of fields, got {type(example).__name__}")
+            if label_field is not None and label_field not in example:
+                raise UnknownLabelError(f"examples[{i}]: no label field {label_field!r}")
+            labels.append(None if label_field is None else example[label_field])
+        return upstream.generate_ice(self.template, examples, labels, self.ice_token, compat, separator, eos)
+
     def _is_dialogue_only(self) -> bool:
         return all(isinstance(c, Dialogue) for c in self._compiled.values())
 
@@ -257,6 +319,8 @@ class PromptTemplate:
             for name, value in (("ice_token", self.ice_token), ("sep_token", self.sep_token))
             if value is not None
         )
+        if self.compat is not None:
+            extra += f", compat={self.compat!r}"
         return f"PromptTemplate({self.template!r}{extra})"
 
 

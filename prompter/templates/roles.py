@@ -14,7 +14,7 @@ from prompter.errors import EvalTemplateError
 
 __all__ = ["API_ROLES", "RoleSpec", "delimiter"]
 
-API_ROLES = ("HUMAN", "BOT", "SYSTEM")
+API_ROLES = ("HUMAN", "BOT", "SYSTEM", "TOOL")
 """The roles an API model accepts (``api_role``)."""
 
 _ROLE_KEYS = frozenset({"role", "begin", "end", "prompt", "generate", "api_role", "gen_begin"})

@@ -21,7 +21,7 @@ from prompter.errors import EvalTemplateError, MissingSlotError
 from prompter.instruction import InstructionTemplate
 from prompter.templates.prompt_list import as_text, fill_keep
 
-__all__ = ["Missing", "SlotText", "check_missing", "check_token", "overlay", "snapshot"]
+__all__ = ["Missing", "SlotText", "check_config_type", "check_missing", "check_token", "overlay", "snapshot"]
 
 Missing = Literal["error", "keep"]
 """What to do with a ``{field}`` the entry lacks: raise MissingSlotError, or keep it as written."""
@@ -32,6 +32,21 @@ def check_token(name: str, token: str | None) -> str | None:
     if token is None or (isinstance(token, str) and token):
         return token
     raise EvalTemplateError(f"{name}: expected a non-empty string or None, got {token!r}")
+
+
+def check_config_type(value: object, expected: str) -> None:
+    """Accept the ``type=`` key of a config pasted as keyword arguments, if it names this class.
+
+    ``value`` is None, the class itself, or its name (a dotted path is read by its last part).
+    """
+    if value is None:
+        return
+    name = value.__name__ if isinstance(value, type) else value.rpartition(".")[2] if isinstance(value, str) else None
+    if name != expected:
+        raise EvalTemplateError(
+            f"type: this is a {expected}, but the config says type={value!r}; build it with "
+            "prompter.templates.config.build(cfg) to get the type the config names"
+        )
 
 
 def check_missing(missing: str) -> Missing:

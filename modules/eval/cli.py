@@ -1,0 +1,107 @@
+"""``prompter eval CONFIG``: run an OpenCompass/AISBench-style evaluation config.
+
+CONFIG is a ``.json`` file, or a ``.py`` file written as OpenCompass configs are
+(it is run as Python, like any config of yours, so only run files you trust). It
+defines ``dataset`` (or a one-item ``datasets``) and ``model`` (or ``models``), and
+may set ``output``, ``workers`` and ``compat``. Paths in it are relative to its folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+from modules.errors import ModuleConfigError
+
+__all__ = ["add_parser", "load_config", "run", "view"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``eval`` subcommand to ``prompter``'s subparsers."""
+    cmd = sub.add_parser(
+        "eval",
+        help="run an evaluation config (Gen/PPL over a dataset) into predictions JSONL",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    cmd.add_argument("config", help="a .py or .json config defining dataset and model")
+    cmd.add_argument("--output", default=None, help="predictions JSONL (default: the config's, or ABBR.jsonl)")
+    cmd.add_argument("--workers", type=int, default=None, help="worker processes (default: the config's, or 1)")
+    cmd.add_argument("--compat", default=None, choices=["opencompass", "aisbench"], help="upstream's exact prompts")
+    cmd.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cmd.add_argument(
+        "--view",
+        type=int,
+        default=None,
+        metavar="N",
+        help="print the final prompts of the first N samples; run nothing",
+    )
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The variables of a ``.py`` config, or the object of a ``.json`` one."""
+    file = Path(path)
+    if not file.is_file():
+        raise ModuleConfigError(f"config {str(file)!r}: no such file")
+    if file.suffix == ".json":
+        data = json.loads(file.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ModuleConfigError(f"config {str(file)!r}: expected a JSON object")
+        return data
+    if file.suffix == ".py":
+        return {k: v for k, v in runpy.run_path(str(file)).items() if not k.startswith("__")}
+    raise ModuleConfigError(f"config {str(file)!r}: expected a .py or .json file")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``prompter eval``."""
+    from modules.eval.runner import run_eval
+
+    config = load_config(args.config)
+    if args.view is not None:
+        return view(config, args.view, compat=args.compat, base_dir=Path(args.config).resolve().parent)
+    stats = run_eval(
+        config,
+        output=args.output,
+        workers=args.workers,
+        progress=not args.no_progress,
+        compat=args.compat,
+        limit=args.limit,
+        base_dir=Path(args.config).resolve().parent,
+    )
+    print(f"{stats.output}: {stats.total} samples, {stats.resumed} resumed, {stats.answered} answered")
+    return 0
+
+
+def view(config: dict[str, Any], n: int, *, compat: Any = None, base_dir: Path = Path("."), stream: Any = None) -> int:
+    """Print the final prompt of each of the first ``n`` samples, headers coloured on a terminal."""
+    import sys
+
+    from modules.eval.pipeline import plan
+
+    out = stream if stream is not None else sys.stdout
+    colour = bool(getattr(out, "isatty", lambda: False)())
+    datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
+    models = config.get("models", [config["model"]] if "model" in config else [])
+    if len(datasets) != 1:
+        raise ModuleConfigError(f"config: expected one dataset, got {len(datasets)}")
+    the_plan = plan(
+        datasets[0],
+        dict(models[0]) if models else {},
+        compat=compat or config.get("compat"),
+        base_dir=base_dir,
+        limit=n,
+    )
+    for job in the_plan.jobs():
+        header = f"--- sample {job['index']} ({job['kind']}) ---"
+        out.write((f"\x1b[1;36m{header}\x1b[0m" if colour else header) + "\n")
+        prompts = job["origin_prompt"] if isinstance(job["origin_prompt"], list) else [job["origin_prompt"]]
+        labels = job.get("labels") or [None] * len(prompts)
+        for label, prompt in zip(labels, prompts, strict=True):
+            if label is not None:
+                out.write((f"\x1b[33m[{label}]\x1b[0m" if colour else f"[{label}]") + "\n")
+            out.write(prompt + "\n")
+    return 0

@@ -1,0 +1,80 @@
+"""Reading evaluation datasets: JSONL and CSV files, or a Hugging Face ``datasets`` split.
+
+Every sample is a plain ``dict`` of its fields; the caller's files are only read.
+
+>>> import json, tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.jsonl"
+>>> _ = path.write_text(json.dumps({"q": "1+1=?", "a": "2"}) + "\\n")
+>>> load_samples(path)
+[{'q': '1+1=?', 'a': '2'}]
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+from modules.errors import MissingExtraError, ModuleConfigError
+
+__all__ = ["load_samples"]
+
+
+def load_samples(source: str | Path | Any, *, split: str | None = None) -> list[dict[str, Any]]:
+    """The samples of ``source``: a ``.jsonl`` / ``.json`` / ``.csv`` path, a list of dicts, or an HF dataset.
+
+    A ``"hf:NAME"`` source loads ``datasets.load_dataset(NAME, split=split)`` from the
+    local cache only (the ``datasets`` package is an optional extra).
+    """
+    if isinstance(source, list):
+        return [_sample(s, f"samples[{i}]") for i, s in enumerate(source)]
+    if hasattr(source, "column_names") and hasattr(source, "__iter__"):  # a datasets.Dataset
+        return [_sample(row, f"dataset[{i}]") for i, row in enumerate(source)]
+    if isinstance(source, str) and source.startswith("hf:"):
+        return _hf(source[3:], split)
+    path = Path(source)
+    if not path.is_file():
+        raise ModuleConfigError(f"dataset {str(path)!r}: no such file (give a .jsonl, .json or .csv file)")
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _jsonl(path)
+    if suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            raise ModuleConfigError(f"dataset {str(path)!r}: a .json dataset is a list of objects")
+        return [_sample(s, f"{path.name}[{i}]") for i, s in enumerate(data)]
+    if suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            return [dict(row) for row in csv.DictReader(handle)]
+    raise ModuleConfigError(f"dataset {str(path)!r}: unknown format {suffix!r}; use .jsonl, .json or .csv")
+
+
+def _sample(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModuleConfigError(f"{where}: expected an object of fields, got {type(value).__name__}")
+    return dict(value)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ModuleConfigError(f"{path.name}:{number}: not valid JSON ({exc.msg})") from None
+            out.append(_sample(value, f"{path.name}:{number}"))
+    return out
+
+
+def _hf(name: str, split: str | None) -> list[dict[str, Any]]:
+    try:
+        datasets = importlib.import_module("datasets")
+    except ImportError as exc:
+        raise MissingExtraError("an hf: dataset needs the 'datasets' package: pip install datasets") from exc
+    loaded = datasets.load_dataset(name, split=split or "test", download_mode="reuse_cache_if_exists")
+    return [dict(row) for row in loaded]

@@ -1,0 +1,237 @@
+"""Gen and PPL inferencers: what one sample asks of a model, and the model's answer.
+
+An inferencer works in two steps so that dataset runs can spread the second over
+processes: :meth:`job` renders a sample's prompt(s) into a plain, picklable dict
+(pure, fast), :meth:`answer` runs a module on it.
+
+* :class:`GenInferencer`: the prompt is generated from, at most ``max_out_len``
+  tokens, cut at the first of ``stopping_criteria``.
+* :class:`PPLInferencer`: one candidate prompt per label; the prediction is the label
+  whose continuation has the lowest mean token loss. The continuation is what
+  follows the template's ``sep_token`` when it has one, else what follows the
+  candidates' common beginning.
+
+Any module works for Gen: a local module is given the raw text (``prepare_text``),
+any other is called with it. PPL needs a module with ``score(pairs)``
+(:meth:`modules.local.trainable.TrainableModule.score`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modules.errors import ModuleConfigError
+from prompter.templates import MetaTemplate, PromptTemplate
+from prompter.templates.retrievers import BaseRetriever
+from prompter.templates.slots import check_config_type
+
+__all__ = ["GenInferencer", "MultiTurnGenInferencer", "PPLInferencer", "Prompts", "cut_at_stop_words"]
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The templates and the model's meta template one dataset is rendered with."""
+
+    retriever: BaseRetriever
+    meta: MetaTemplate
+    ice_template: PromptTemplate | None = None
+    prompt_template: PromptTemplate | None = None
+
+
+def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
+    """``text`` up to the first stop word (OpenCompass cuts generations the same way)."""
+    cut = min((i for i in (text.find(s) for s in stops if s) if i >= 0), default=-1)
+    return text if cut < 0 else text[:cut]
+
+
+def _text(prompt: Any) -> str:
+    return prompt if isinstance(prompt, str) else str(prompt)
+
+
+class GenInferencer:
+    """Generation: one prompt per sample, the answer as generated (see the module docstring)."""
+
+    def __init__(
+        self,
+        max_out_len: int = 256,
+        stopping_criteria: Sequence[str] = (),
+        batch_size: int = 1,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
+        **_ignored: Any,
+    ) -> None:
+        check_config_type(type, "GenInferencer")
+        if not isinstance(max_out_len, int) or isinstance(max_out_len, bool) or max_out_len < 1:
+            raise ModuleConfigError(f"max_out_len: expected an int >= 1, got {max_out_len!r}")
+        if isinstance(stopping_criteria, str) or not all(isinstance(s, str) and s for s in stopping_criteria):
+            raise ModuleConfigError(
+                f"stopping_criteria: expected a list of non-empty strings, got {stopping_criteria!r}"
+            )
+        self.max_out_len = max_out_len
+        self.stopping_criteria = tuple(stopping_criteria)
+        self.batch_size = batch_size
+
+    def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
+        """The rendered prompt of one sample."""
+        r = prompts.retriever
+        ice = r.generate_ice(ice_ids, prompts.ice_template)
+        prompt = r.generate_prompt(
+            entry, ice, ice_template=prompts.ice_template, prompt_template=prompts.prompt_template
+        )
+        text = prompts.meta.parse(prompt, mode="gen")
+        gold = entry.get(r.output_column) if r.output_column else None
+        return {"index": index, "kind": "gen", "origin_prompt": _text(text), "gold": gold}
+
+    def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Generate for one job; the record written to the predictions file."""
+        prompt = job["origin_prompt"]
+        stops = list(self.stopping_criteria)
+        options: dict[str, Any] = {"max_new_tokens": self.max_out_len}
+        if stops:
+            options["stop"] = stops
+        if hasattr(module, "prepare_text") and hasattr(module, "generate"):
+            text = module.generate(module.prepare_text(prompt, **options)).text
+        else:
+            options = {"max_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
+            text = module(prompt, **options)
+            if not isinstance(text, str):
+                raise ModuleConfigError(f"the module answered {type(text).__name__}, not text; Gen needs text answers")
+        return {**job, "prediction": cut_at_stop_words(text, stops)}
+
+
+class PPLInferencer:
+    """Perplexity: the label whose continuation the model finds likeliest (see the module docstring)."""
+
+    def __init__(
+        self,
+        labels: Sequence[Hashable] | None = None,
+        batch_size: int = 8,
+        type: object = None,  # noqa: A002 - the key of a pasted config block
+        **_ignored: Any,
+    ) -> None:
+        check_config_type(type, "PPLInferencer")
+        self.labels = None if labels is None else list(labels)
+        self.batch_size = batch_size
+
+    def job(
+        self,
+        prompts: Prompts,
+        index: int,
+        entry: Mapping[str, Any],
+        ice_ids: Sequence[int],
+        labels: Sequence[Hashable],
+    ) -> dict[str, Any]:
+        """Every label's candidate prompt of one sample, each split into context and continuation."""
+        r = prompts.retriever
+        ice = r.generate_ice(ice_ids, prompts.ice_template)
+        template = prompts.prompt_template or prompts.ice_template
+        sep = template.sep_token if template is not None else None
+        texts = []
+        for label in labels:
+            prompt = r.generate_label_prompt(
+                entry,
+                ice,
+                label,
+                ice_template=prompts.ice_template,
+                prompt_template=prompts.prompt_template,
+                remain_sep=sep is not None,
+            )
+            texts.append(_text(prompts.meta.parse(prompt, mode="ppl")))
+        pairs = _split(texts, sep)
+        gold = entry.get(r.output_column) if r.output_column else None
+        return {
+            "index": index,
+            "kind": "ppl",
+            "labels": [str(label) for label in labels],
+            "origin_prompt": [c + t for c, t in pairs],
+            "pairs": pairs,
+            "gold": gold,
+        }
+
+    def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Score one job's candidates together; the record written to the predictions file."""
+        score = getattr(module, "score", None)
+        if score is None:
+            raise ModuleConfigError(
+                f"{type(module).__name__} cannot score continuations; PPL needs a module with score(pairs) "
+                "such as TrainableModule"
+            )
+        pairs = [tuple(p) for p in job["pairs"]]
+        losses = score(pairs, batch_size=max(len(pairs), 1))
+        best = min(range(len(losses)), key=lambda i: (losses[i], i))
+        record = {k: v for k, v in job.items() if k != "pairs"}
+        record["label_losses"] = dict(zip(job["labels"], (round(x, 6) for x in losses), strict=True))
+        record["prediction"] = job["labels"][best]
+        return record
+
+
+def _split(texts: list[str], sep: str | None) -> list[tuple[str, str]]:
+    if sep is not None:
+        out = []
+        for text in texts:
+            context, found, continuation = text.rpartition(sep)
+            out.append((context, continuation) if found else ("", text))
+        return out
+    prefix = os.path.commonprefix(texts) if len(texts) > 1 else ""
+    if any(len(t) == len(prefix) for t in texts):
+        prefix = ""  # one candidate is the beginning of another: score the whole texts
+    return [(prefix, t[len(prefix) :]) for t in texts]
+
+
+class MultiTurnGenInferencer:
+    """AISBench's multi-turn inference: one generation per answer turn of a sample.
+
+    ``infer_mode``: ``"every"`` (earlier turns carry the model's own answers),
+    ``"every_with_gt"`` (the ground truth) or ``"last"`` (only the last turn is asked).
+    The prompt template is a :class:`~prompter.templates.MultiTurnPromptTemplate`.
+    """
+
+    def __init__(
+        self,
+        infer_mode: str = "every",
+        max_out_len: int = 256,
+        stopping_criteria: Sequence[str] = (),
+        type: object = None,  # noqa: A002 - the key of a pasted config block
+        **_ignored: Any,
+    ) -> None:
+        check_config_type(type, "MultiTurnGenInferencer")
+        if infer_mode not in ("every", "every_with_gt", "last"):
+            raise ModuleConfigError(f"infer_mode: expected 'every', 'every_with_gt' or 'last', got {infer_mode!r}")
+        self.infer_mode = infer_mode
+        self.gen = GenInferencer(max_out_len=max_out_len, stopping_criteria=stopping_criteria)
+        self.meta: MetaTemplate | None = None  # set by the plan: answer() writes each turn with it
+
+    def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
+        """The whole sample, every turn answered with the ground truth (the turns are cut from it)."""
+        self.meta = prompts.meta
+        template: Any = prompts.prompt_template
+        if not hasattr(template, "generate_turns"):
+            raise ModuleConfigError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate as prompt_template")
+        r = prompts.retriever
+        full = template.generate_item(entry) if template.compat else template.generate_item(entry, r.output_column)
+        gold = entry.get(r.output_column) if r.output_column else None
+        return {"index": index, "kind": "multiturn", "origin_prompt": _text(full), "full": list(full), "gold": gold}
+
+    def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask every turn of ``infer_mode`` in order; the answers in turn order."""
+        from prompter.templates.compat_aisbench import multi_turn_prompts
+
+        meta = self.meta or MetaTemplate()
+        predictions: list[str] = []
+        texts: list[str] = []
+
+        def respond(prompt: Any) -> str:
+            text = _text(meta.parse(prompt, mode="gen"))
+            texts.append(text)
+            reply: str = self.gen.answer(module, {"origin_prompt": text})["prediction"]
+            predictions.append(reply)
+            return reply
+
+        turns = multi_turn_prompts(job["full"], self.infer_mode, respond if self.infer_mode == "every" else None)
+        if self.infer_mode != "every":
+            for prompt in turns:
+                respond(prompt)
+        record = {k: v for k, v in job.items() if k != "full"}
+        return {**record, "turn_prompts": texts, "prediction": predictions}

@@ -1,0 +1,144 @@
+"""From a pasted OpenCompass/AISBench dataset config to the jobs of one evaluation.
+
+A dataset config names its samples (``path``, and ``index_path`` for the examples
+retrievers choose from; the test samples themselves by default), what the reader
+takes (``reader_cfg``: ``input_columns``, ``output_column``) and how prompts are
+made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
+``inferencer``, each a ``dict(type=...)``). A model config names the module
+(``type="TrainableModule"`` with its ``path``, or ``"OnlineChatModule"``) and its
+``meta_template``.
+
+>>> from modules.eval.pipeline import plan
+>>> p = plan(dict(path=[{"q": "1+1=?", "a": "2"}], reader_cfg=dict(input_columns=["q"], output_column="a"),
+...               infer_cfg=dict(prompt_template=dict(type="PromptTemplate", template="Q: {q}\\nA: {a}"),
+...                              retriever=dict(type="ZeroRetriever"),
+...                              inferencer=dict(type="GenInferencer", max_out_len=4))), model={})
+>>> p.jobs()[0]["origin_prompt"]
+'Q: 1+1=?\\nA: '
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modules.errors import ModuleConfigError
+from modules.eval.datasets import load_samples
+from modules.eval.inferencers import GenInferencer, MultiTurnGenInferencer, PPLInferencer, Prompts
+from prompter.templates.compat import Compat, check_compat
+from prompter.templates.config import build, build_meta, type_name
+
+__all__ = ["INFERENCERS", "MODEL_KEYS", "Plan", "build_module", "plan"]
+
+INFERENCERS: dict[str, Any] = {
+    "GenInferencer": GenInferencer,
+    "PPLInferencer": PPLInferencer,
+    "MultiTurnGenInferencer": MultiTurnGenInferencer,
+}
+"""The inferencer names a config's ``inferencer=dict(type=...)`` may give."""
+
+MODEL_KEYS = frozenset({"type", "abbr", "meta_template", "max_out_len", "max_seq_len", "batch_size", "run_cfg"})
+"""Model-config keys that describe the evaluation, not the module's constructor."""
+
+
+@dataclass
+class Plan:
+    """One dataset, rendered: its samples, templates, inferencer and (PPL) labels."""
+
+    name: str
+    tests: list[dict[str, Any]]
+    prompts: Prompts
+    inferencer: GenInferencer | PPLInferencer | MultiTurnGenInferencer
+    labels: list[Hashable] = field(default_factory=list)
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """Every sample's job (its rendered prompt or candidates), in dataset order."""
+        ice_ids = self.prompts.retriever.retrieve(self.tests)
+        out = []
+        for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True)):
+            if isinstance(self.inferencer, PPLInferencer):
+                out.append(self.inferencer.job(self.prompts, i, entry, ids, self.labels))
+            else:
+                out.append(self.inferencer.job(self.prompts, i, entry, ids))
+        return out
+
+
+def _samples(value: Any, base: Path, where: str) -> list[dict[str, Any]]:
+    if isinstance(value, (str, Path)) and not str(value).startswith("hf:") and not Path(value).is_absolute():
+        value = base / value
+    try:
+        return load_samples(value)
+    except ModuleConfigError as exc:
+        raise ModuleConfigError(f"{where}: {exc}") from None
+
+
+def plan(
+    dataset: Mapping[str, Any],
+    model: Mapping[str, Any],
+    *,
+    compat: Compat | None = None,
+    base_dir: Path | str = ".",
+    limit: int | None = None,
+) -> Plan:
+    """The evaluation of ``dataset`` for ``model`` (configs as OpenCompass writes them)."""
+    compat = check_compat(compat)
+    base = Path(base_dir)
+    if not isinstance(dataset, Mapping):
+        raise ModuleConfigError(f"dataset: expected a dict config, got {type(dataset).__name__}")
+    if "path" not in dataset:
+        raise ModuleConfigError("dataset: no 'path' (a .jsonl/.json/.csv file, or a list of samples)")
+    tests = _samples(dataset["path"], base, "dataset['path']")
+    if limit is not None:
+        tests = tests[:limit]
+    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else tests
+    reader = dict(dataset.get("reader_cfg") or {})
+    output_column = reader.get("output_column")
+    infer = dict(dataset.get("infer_cfg") or {})
+    unknown = sorted(set(infer) - {"ice_template", "prompt_template", "retriever", "inferencer"})
+    if unknown:
+        raise ModuleConfigError(f"infer_cfg: unknown key(s) {unknown}")
+    ice_t = build(infer["ice_template"], where="ice_template", compat=compat) if "ice_template" in infer else None
+    prompt_t = (
+        build(infer["prompt_template"], where="prompt_template", compat=compat) if "prompt_template" in infer else None
+    )
+    retriever = build(
+        infer.get("retriever", {"type": "ZeroRetriever"}),
+        where="retriever",
+        compat=compat,
+        index=index,
+        output_column=output_column,
+        input_columns=reader.get("input_columns"),
+    )
+    inferencer = build(infer.get("inferencer", {"type": "GenInferencer"}), INFERENCERS, where="inferencer")
+    meta = build_meta(model.get("meta_template"), compat=compat)
+    prompts = Prompts(retriever, meta, ice_t, prompt_t)
+    if isinstance(inferencer, MultiTurnGenInferencer):
+        inferencer.meta = meta
+    labels: list[Hashable] = []
+    if isinstance(inferencer, PPLInferencer):
+        labels = inferencer.labels or retriever.get_labels(tests, ice_template=ice_t, prompt_template=prompt_t)
+    source = dataset["path"]
+    name = str(dataset.get("abbr") or ("data" if isinstance(source, list) else Path(str(source)).stem))
+    return Plan(name, tests, prompts, inferencer, labels)
+
+
+def build_module(model: Mapping[str, Any]) -> Any:
+    """The started module a model config describes (``type`` TrainableModule or OnlineChatModule)."""
+    if not isinstance(model, Mapping) or "type" not in model:
+        raise ModuleConfigError("model: a dict(type='TrainableModule', path=...) or dict(type='OnlineChatModule', ...)")
+    name = type_name(model["type"], "model['type']")
+    kwargs = {k: v for k, v in model.items() if k not in MODEL_KEYS}
+    if name in ("TrainableModule", "HuggingFace", "HuggingFaceCausalLM", "HuggingFacewithChatTemplate"):
+        from modules.local.trainable import TrainableModule
+
+        path = kwargs.pop("path", None)
+        if path is None:
+            raise ModuleConfigError("model: a TrainableModule needs path, the model folder")
+        return TrainableModule(path, **kwargs).start()
+    if name == "OnlineChatModule":
+        from modules.online.module import OnlineChatModule
+
+        return OnlineChatModule(**kwargs)
+    raise ModuleConfigError(f"model['type']: unknown module {name!r}; use 'TrainableModule' or 'OnlineChatModule'")

@@ -1,0 +1,226 @@
+"""Running an evaluation at dataset scale: predictions JSONL, progress, resume, worker processes.
+
+:func:`run_eval` renders every sample's job in this process (pure and fast), then
+answers the jobs not answered yet, in one process or in ``workers`` processes
+(each builds its own module from the model config), and appends one JSON line per
+sample to ``output`` in dataset order, flushed as it goes.
+
+Resuming: a later run over the same output file keeps the records already there
+(a torn last line, from an interruption mid-write, is cut off) and answers only
+the rest. A record whose prompt differs from what the config renders now means the
+file belongs to another evaluation: that is an error, never a silent mix.
+
+Worker processes answer jobs independently and each job is scored in one batch of
+its own, so predictions do not depend on ``workers``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modules.errors import ModuleConfigError
+from modules.eval.pipeline import Plan, build_module, plan
+from prompter.templates.compat import Compat
+from prompter.templates.config import type_name
+
+__all__ = ["Progress", "RunStats", "read_done", "run_eval", "run_plan"]
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What a run did: samples in the dataset, already answered before it, answered by it."""
+
+    total: int
+    resumed: int
+    answered: int
+    output: Path
+
+
+def read_done(path: Path, jobs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The records already in ``path``, checked against ``jobs``; a torn last line is cut off."""
+    if not path.exists():
+        return {}
+    done: dict[int, dict[str, Any]] = {}
+    keep = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                break  # an interrupted write: everything from here is redone
+            if not raw.endswith(b"\n"):
+                break
+            index = record.get("index") if isinstance(record, dict) else None
+            if not isinstance(index, int) or not 0 <= index < len(jobs):
+                raise ModuleConfigError(f"{path}: a record with index {index!r} is not a sample of this dataset")
+            if record.get("origin_prompt") != jobs[index]["origin_prompt"]:
+                raise ModuleConfigError(
+                    f"{path}: the record of sample {index} was written for another prompt; this file belongs "
+                    "to another evaluation: delete it or choose another output"
+                )
+            done[index] = record
+            keep += len(raw)
+    if keep != path.stat().st_size:
+        with path.open("r+b") as handle:
+            handle.truncate(keep)
+    return done
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(model: Mapping[str, Any], inferencer: Any) -> None:
+    _WORKER["module"] = build_module(model)
+    _WORKER["inferencer"] = inferencer
+
+
+def _answer_in_worker(job: dict[str, Any]) -> dict[str, Any]:
+    record: dict[str, Any] = _WORKER["inferencer"].answer(_WORKER["module"], job)
+    return record
+
+
+class Progress:
+    """A progress line on stderr: redrawn in place on a terminal, every tenth otherwise (logs stay short)."""
+
+    def __init__(self, total: int, initial: int, enabled: bool, stream: Any = None) -> None:
+        self.total, self.done, self.enabled = total, initial, enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.monotonic()
+        self._last_tenth = -1
+        self._draw(force=True)
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self._draw()
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        tenth = self.done * 10 // max(self.total, 1)
+        if not (self.tty or force or tenth != self._last_tenth or self.done == self.total):
+            return
+        self._last_tenth = tenth
+        rate = self.done / max(time.monotonic() - self.start, 1e-9)
+        line = f"eval: {self.done}/{self.total} samples ({100 * self.done // max(self.total, 1)}%, {rate:.1f}/s)"
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_plan(
+    the_plan: Plan,
+    output: str | Path,
+    *,
+    model: Mapping[str, Any] | None = None,
+    module: Any = None,
+    workers: int = 1,
+    progress: bool = True,
+) -> RunStats:
+    """Answer ``the_plan``'s jobs with ``module`` (or modules built from ``model``) into ``output``."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ModuleConfigError(f"workers: expected an int >= 1, got {workers!r}")
+    if module is None and model is None:
+        raise ModuleConfigError("give a module, or a model config to build one from")
+    if module is not None and workers > 1:
+        raise ModuleConfigError("workers > 1 builds a module in each process: give the model config, not a module")
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jobs = the_plan.jobs()
+    done = read_done(path, jobs)
+    pending = [job for job in jobs if job["index"] not in done]
+    bar = Progress(len(jobs), len(done), progress)
+    answered = 0
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            for record in _answers(the_plan, pending, model, module, workers):
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.flush()
+                answered += 1
+                bar.update(1)
+    finally:
+        bar.close()
+    return RunStats(len(jobs), len(done), answered, path)
+
+
+def _answers(
+    the_plan: Plan, pending: list[dict[str, Any]], model: Mapping[str, Any] | None, module: Any, workers: int
+) -> Iterator[dict[str, Any]]:
+    if not pending:
+        return
+    if workers == 1:
+        owned = module is None
+        m = build_module(model or {}) if owned else module
+        try:
+            for job in pending:
+                yield the_plan.inferencer.answer(m, job)
+        finally:
+            if owned and hasattr(m, "stop"):
+                m.stop()
+        return
+    context = _context(model or {})
+    with context.Pool(workers, initializer=_init_worker, initargs=(dict(model or {}), the_plan.inferencer)) as pool:
+        yield from pool.imap(_answer_in_worker, pending, chunksize=1)
+
+
+def _context(model: Mapping[str, Any]) -> Any:
+    """Worker processes forked from a fresh server process that imported the heavy libraries once.
+
+    Forking from this process could copy its threads' locks mid-use; the forkserver
+    starts clean, and its preloaded imports make each worker start in moments.
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    preload = ["modules.eval.runner"]
+    if isinstance(model.get("type"), (str, type)) and type_name(model["type"]) == "TrainableModule":
+        preload += ["torch", "transformers", "modules.local.trainable"]
+    context.set_forkserver_preload(preload)
+    return context
+
+
+def run_eval(
+    config: Mapping[str, Any],
+    *,
+    output: str | Path | None = None,
+    workers: int | None = None,
+    module: Any = None,
+    progress: bool = True,
+    compat: Compat | None = None,
+    limit: int | None = None,
+    base_dir: str | Path = ".",
+) -> RunStats:
+    """Run the evaluation a config describes (``dataset`` or one-item ``datasets``, ``model``/``models``).
+
+    The config may also set ``output``, ``workers`` and ``compat``; arguments win.
+    """
+    datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
+    models = config.get("models", [config["model"]] if "model" in config else [])
+    if len(datasets) != 1:
+        raise ModuleConfigError(f"config: expected one dataset (dataset=... or datasets=[...]), got {len(datasets)}")
+    if len(models) > 1:
+        raise ModuleConfigError(f"config: expected one model (model=... or models=[...]), got {len(models)}")
+    model = dict(models[0]) if models else {}
+    out = output or config.get("output") or f"{datasets[0].get('abbr', 'predictions')}.jsonl"
+    the_plan = plan(
+        datasets[0], model, compat=compat or config.get("compat"), base_dir=base_dir, limit=limit or config.get("limit")
+    )
+    return run_plan(
+        the_plan,
+        Path(base_dir) / out if not Path(out).is_absolute() else out,
+        model=model if module is None else None,
+        module=module,
+        workers=workers or int(config.get("workers", 1)),
+        progress=progress,
+    )
