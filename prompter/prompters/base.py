@@ -99,8 +99,10 @@ def _split_instruction(instruction: object) -> tuple[str, str, bool]:
             )
         parts = []
         for key in ("system", "user"):
-            part = instruction.get(key) or ""
-            if not isinstance(part, str):
+            part = instruction.get(key)
+            if part is None:
+                part = ""
+            elif not isinstance(part, str):  # checked before any truth test: a value's __bool__ is the caller's code
                 raise PromptTypeError(f"instruction[{key!r}]: expected str, got {type(part).__name__}")
             parts.append(part)
         return parts[0], parts[1], True

@@ -375,6 +375,7 @@ def test_hostile_input_with_a_model_format_bound_ends_in_a_result_or_a_prompt_er
         pytest.param(lambda: ChatPrompter("Hi.", show=RaisingObject()), id="show-at-construction"),  # type: ignore[arg-type]
         pytest.param(lambda: ChatPrompter("Hi.", enable_system=RaisingObject()), id="enable-system"),  # type: ignore[arg-type]
         pytest.param(lambda: ChatPrompter("Hi.", system=HostileStr("S")).generate_prompt("x"), id="system-str-subclass"),
+        pytest.param(lambda: ChatPrompter({"system": RaisingObject()}), id="dict-instruction-value"),  # found by hypothesis
         pytest.param(lambda: ChatPrompter("Hi.").get_response("out", input=RaisingObject()), id="get-response-input"),
         pytest.param(lambda: ChatPrompter("Hi.").generate_prompt("x", model_format=HostileStr("qwen2.5")),
                      id="model-format-str-subclass"),
