@@ -39,7 +39,7 @@ from modules.local.engines.sampling import generator_for, next_tokens
 from modules.local.request import LocalRequest
 from modules.local.streaming import StopWatch
 
-__all__ = ["QUANTUM", "BatchedModule", "Batcher", "Job"]
+__all__ = ["QUANTUM", "BatchedModule", "Batcher", "Job", "new_job"]
 
 QUANTUM = 16
 """Steps a row runs, once admitted, before it may step aside for a waiting request."""
@@ -84,6 +84,18 @@ class Job:
         )
 
 
+def new_job(module: BatchedModule, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> Job:
+    """A :class:`Job` for any engine; without a streamer, a :class:`StopWatch` ends it at a stop string.
+
+    (A stream cuts at stop strings itself: ``stream_deltas`` sets the cancel flag.)
+    """
+    job = Job(request, cancel, streamer)
+    stops = module._stop_strings(request)
+    if stops and streamer is None:
+        job.watch = StopWatch(module._backend.tokenizer, stops, set(module._stop_ids()))
+    return job
+
+
 class Batcher:
     """The decode loop of one loaded model: callers block in :meth:`run`; one worker thread serves them all.
 
@@ -126,10 +138,6 @@ class Batcher:
 
     def run(self, job: Job) -> tuple[list[int], str]:
         """Queue *job*, wait for it to end, and return its new token ids and finish reason."""
-        stops = self.module._stop_strings(job.request)
-        if stops and job.streamer is None:  # a stream cuts at stop strings itself (stream_deltas sets cancel)
-            b = self.module._backend
-            job.watch = StopWatch(b.tokenizer, stops, set(self.module._stop_ids()))
         job.generator = generator_for(job.request.options)
         with self.cond:
             if self.closing:

@@ -58,7 +58,8 @@ from modules.errors import (
     ModelNotStartedError,
     ModuleConfigError,
 )
-from modules.local.batching import Batcher, Job
+from modules.local.batching import Batcher, new_job
+from modules.local.engines import check_engine
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
 from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
@@ -115,9 +116,12 @@ class TrainableModule(ModuleBase[LocalRequest]):
         max_new_tokens: the default answer length.
         name: the model id the server reports (default: the folder's name).
         dtype, device: where the weights live (``"float32"``, ``"cpu"`` by default).
-        max_batch_size: above 1, greedy requests that arrive while the model is busy are
-            run together in one ``generate`` call (left-padded), up to this many at once;
-            1 (the default) runs them one after the other.
+        max_batch_size: how many requests decode together (continuous batching: a request
+            joins the running batch between two steps, see :mod:`modules.local.batching`);
+            1 (the default) runs them one at a time, taking turns every few tokens.
+        engine: ``"transformers"`` (the default) or ``"vllm"`` (needs vLLM and a CUDA GPU,
+            else a typed error at once; see :mod:`modules.local.engines`).
+        tensor_parallel_size: GPUs to split the model across (``engine="vllm"`` only).
     """
 
     def __init__(
@@ -133,6 +137,8 @@ class TrainableModule(ModuleBase[LocalRequest]):
         dtype: str = "float32",
         device: str = "cpu",
         max_batch_size: int = 1,
+        engine: str = "transformers",
+        tensor_parallel_size: int = 1,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -143,7 +149,9 @@ class TrainableModule(ModuleBase[LocalRequest]):
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
             raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
         self._backend = _Backend(path=str(path))
-        self._backend.batcher = Batcher(self, max_batch_size)
+        check_engine(engine, tensor_parallel_size)
+        self.engine, self.tensor_parallel_size = engine, tensor_parallel_size
+        self._backend.batcher = Batcher(self, max_batch_size) if engine == "transformers" else None
         self._format_arg = model_format
         self._max_context = max_context
         self.trim = trim
@@ -186,6 +194,13 @@ class TrainableModule(ModuleBase[LocalRequest]):
         was_loaded = b.model is not None
         try:
             self._load_tokenizer()
+            if b.model is None and self.engine == "vllm":
+                from modules.local.engines.vllm import VLLMEngine
+
+                b.model = b.batcher = VLLMEngine.load(
+                    b.path, self._stop_ids, dtype=self.dtype, tensor_parallel_size=self.tensor_parallel_size
+                )
+                b.cancel_all.clear()
             if b.model is None:
                 try:
                     import torch
@@ -442,7 +457,7 @@ class TrainableModule(ModuleBase[LocalRequest]):
         b = self._backend
         if b.model is None:  # never started, or stopped before this request began
             raise ModelNotStartedError(f"{self!r}: call start() before generating")
-        outcome: tuple[list[int], str] = b.batcher.run(Job(request, cancel, streamer))
+        outcome: tuple[list[int], str] = b.batcher.run(new_job(self, request, cancel, streamer))
         return outcome
 
     def _decode(self, ids: list[int]) -> str:
