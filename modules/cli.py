@@ -31,6 +31,7 @@ from typing import Any
 
 from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
+from modules.server.cli_options import add_engine_options, engine_options
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -71,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (0 picks a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     serve.add_argument("--max-new-tokens", type=int, default=256, help="default answer length in tokens")
+    add_engine_options(serve)
 
     chat = sub.add_parser("chat", help="chat with a local model (/help inside)", formatter_class=defaults)
     chat.add_argument("--model", required=True, help="a Hugging Face model folder")
@@ -144,7 +146,7 @@ def _check_port(port: int) -> None:
         raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {port}")
 
 
-def load_model(path: str, max_new_tokens: int) -> Any:
+def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
     """A started TrainableModule, with progress on stderr (importing torch and loading take seconds)."""
     require_extra("local")
     folder = Path(path)
@@ -156,7 +158,7 @@ def load_model(path: str, max_new_tokens: int) -> Any:
     from modules.local.trainable import TrainableModule
 
     _quiet()
-    module = TrainableModule(path, max_new_tokens=max_new_tokens).start()
+    module = TrainableModule(path, max_new_tokens=max_new_tokens, **options).start()
     progress(f"model loaded in {time.perf_counter() - t0:.1f}s")
     return module
 
@@ -164,7 +166,7 @@ def load_model(path: str, max_new_tokens: int) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     _check_port(args.port)
     require_extra("server")
-    module = load_model(args.model, args.max_new_tokens)
+    module = load_model(args.model, args.max_new_tokens, **engine_options(args))
     try:
         t0 = time.perf_counter()
         progress(f"starting the server on {args.host}:{args.port} ...")

@@ -226,3 +226,18 @@ def test_stop_shuts_vllm_down(module: TrainableModule) -> None:
     engine = _on_fake(module, fake)
     module.stop()
     assert fake.shut_down and not engine._thread.is_alive()
+
+
+def test_prompter_serve_engine_vllm_without_vllm_says_what_is_missing(
+    tiny_model_path: Path,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if vllm_engine._has_vllm():  # pragma: no cover - a machine with vLLM
+        pytest.skip("vLLM is installed here")
+    from modules.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--model", str(tiny_model_path), "--port", "0", "--engine", "vllm"])
+    assert info.value.code != 0
+    err = capsys.readouterr().err
+    assert "needs vLLM" in err and "pip install 'prompter-kit[vllm]'" in err and "Traceback" not in err
