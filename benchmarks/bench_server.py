@@ -14,8 +14,10 @@ Measures, on whatever machine runs it:
   of the two times is about 4 when matching is linear);
 * **throughput** for 1, 8 and 64 concurrent clients (threads, one keep-alive
   connection each): requests/s and generated tokens/s, twice: with generation
-  serialised (``max_batch_size=1``, the default) and with concurrent greedy
-  requests batched into one ``generate`` call (``max_batch_size=64``).
+  serialised (``max_batch_size=1``, the default: one request at a time, taking
+  turns every 16 tokens) and with continuous batching (``max_batch_size=64``),
+  each as a ratio against one client in the same run (throughput/1 client,
+  p95/1 client).
 
 On a small CPU, PyTorch's intra-op threads fight each other and the server's
 threads; ``--threads 1`` (``torch.set_num_threads(1)``) is usually faster for
@@ -123,11 +125,11 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
     )
     for key, title in (("concurrency", "serialised"), ("concurrency_batched", "batched (max_batch_size=64)")):
         print(f"  {title}")
-        print("  clients  requests  req/s   tok/s   p50 ms   p95 ms")
+        print("  clients  requests  req/s   tok/s   p50 ms   p95 ms  throughput/1 client  p95/1 client")
         for clients, row in results[key].items():
             print(
                 f"  {clients:7d}  {row['requests']:8d}  {row['requests_per_s']:5.1f}  {row['tokens_per_s']:6.1f}"
-                f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}"
+                f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}  {row['throughput_x']:18.2f}x  {row['p95_x']:11.2f}x"
             )
     return results
 
@@ -245,6 +247,10 @@ def _throughput(url: str, per_level: dict[int, int], new_tokens: int) -> dict[in
             "p50_ms": round(_median_ms(latencies), 1),
             "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
         }
+    one = levels[min(levels)]  # ratios against one client, measured in the same run
+    for row in levels.values():
+        row["throughput_x"] = round(row["requests_per_s"] / one["requests_per_s"], 2)
+        row["p95_x"] = round(row["p95_ms"] / one["p95_ms"], 2)
     return levels
 
 

@@ -34,6 +34,7 @@ from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
 from modules.eval import cli as eval_cli
 from modules.playground import cli as playground_cli
+from modules.server.cli_options import add_engine_options, engine_options
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -74,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (0 picks a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     serve.add_argument("--max-new-tokens", type=int, default=256, help="default answer length in tokens")
+    add_engine_options(serve)
 
     chat = sub.add_parser("chat", help="chat with a local model (/help inside)", formatter_class=defaults)
     chat.add_argument("--model", required=True, help="a Hugging Face model folder")
@@ -149,7 +151,7 @@ def _check_port(port: int) -> None:
         raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {port}")
 
 
-def load_model(path: str, max_new_tokens: int) -> Any:
+def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
     """A started TrainableModule, with progress on stderr (importing torch and loading take seconds)."""
     require_extra("local")
     folder = Path(path)
@@ -161,7 +163,7 @@ def load_model(path: str, max_new_tokens: int) -> Any:
     from modules.local.trainable import TrainableModule
 
     _quiet()
-    module = TrainableModule(path, max_new_tokens=max_new_tokens).start()
+    module = TrainableModule(path, max_new_tokens=max_new_tokens, **options).start()
     progress(f"model loaded in {time.perf_counter() - t0:.1f}s")
     return module
 
@@ -169,7 +171,7 @@ def load_model(path: str, max_new_tokens: int) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     _check_port(args.port)
     require_extra("server")
-    module = load_model(args.model, args.max_new_tokens)
+    module = load_model(args.model, args.max_new_tokens, **engine_options(args))
     try:
         t0 = time.perf_counter()
         progress(f"starting the server on {args.host}:{args.port} ...")

@@ -58,15 +58,15 @@ from modules.errors import (
     MissingExtraError,
     ModelNotStartedError,
     ModuleConfigError,
-    ServerStoppedError,
 )
-from modules.local.batching import Batcher, Job
+from modules.local.batching import Batcher, new_job
+from modules.local.engines import check_engine
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
-from modules.local.streaming import CancellingStream, StopWatch, cut_at_stop, stop_token_streamer, stream_deltas
+from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
 from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
-from modules.local.turns import TurnLock, pass_turn
+from modules.local.turns import TurnLock
 from modules.local.vocab import Vocab
 from modules.online.aio import AsyncCalls, AsyncRunner
 
@@ -105,7 +105,7 @@ class _Backend:
     vocab: Any = None  # a Vocab once the tokenizer is loaded
     stop_ids: list[int] | None = None
     stop_ids_with_model: bool = False
-    batcher: Any = None  # a Batcher when max_batch_size > 1
+    batcher: Any = None  # the engine's loop: a Batcher (transformers) or a vLLM engine
 
 
 class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
@@ -122,9 +122,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         max_new_tokens: the default answer length.
         name: the model id the server reports (default: the folder's name).
         dtype, device: where the weights live (``"float32"``, ``"cpu"`` by default).
-        max_batch_size: above 1, greedy requests that arrive while the model is busy are
-            run together in one ``generate`` call (left-padded), up to this many at once;
-            1 (the default) runs them one after the other.
+        max_batch_size: how many requests decode together (continuous batching: a request
+            joins the running batch between two steps, see :mod:`modules.local.batching`);
+            1 (the default) runs them one at a time, taking turns every few tokens.
+        engine: ``"transformers"`` (the default) or ``"vllm"`` (needs vLLM and a CUDA GPU,
+            else a typed error at once; see :mod:`modules.local.engines`).
+        tensor_parallel_size: GPUs to split the model across (``engine="vllm"`` only).
     """
 
     def __init__(
@@ -140,6 +143,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         dtype: str = "float32",
         device: str = "cpu",
         max_batch_size: int = 1,
+        engine: str = "transformers",
+        tensor_parallel_size: int = 1,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -150,8 +155,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
             raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
         self._backend = _Backend(path=str(path))
-        if max_batch_size > 1:
-            self._backend.batcher = Batcher(self, max_batch_size)
+        check_engine(engine, tensor_parallel_size)
+        self.engine, self.tensor_parallel_size = engine, tensor_parallel_size
+        self._backend.batcher = Batcher(self, max_batch_size) if engine == "transformers" else None
         self._format_arg = model_format
         self._max_context = max_context
         self.trim = trim
@@ -197,6 +203,13 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         was_loaded = b.model is not None
         try:
             self._load_tokenizer()
+            if b.model is None and self.engine == "vllm":
+                from modules.local.engines.vllm import VLLMEngine
+
+                b.model = b.batcher = VLLMEngine.load(
+                    b.path, self._stop_ids, dtype=self.dtype, tensor_parallel_size=self.tensor_parallel_size
+                )
+                b.cancel_all.clear()
             if b.model is None:
                 try:
                     import torch
@@ -508,70 +521,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         return CancellingStream(stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax), flag)
 
     def _run(self, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> tuple[list[int], str]:
-        import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList
-
+        """Run *request* on the engine: the continuous-batching loop (:mod:`modules.local.batching`) or vLLM."""
         b = self._backend
-        opts = request.options
         if b.model is None:  # never started, or stopped before this request began
             raise ModelNotStartedError(f"{self!r}: call start() before generating")
-        if (
-            b.batcher is not None
-            and not (opts.temperature and opts.temperature > 0)
-            and not self._stop_strings(request)
-        ):
-            outcome: tuple[list[int], str] = b.batcher.run(Job(request, cancel, streamer))
-            return outcome
-        flags = [f for f in (cancel, b.cancel_all) if f is not None]
-
-        class _Cancelled(StoppingCriteria):
-            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-                pass_turn(b.lock)  # a waiting request runs a step now, not after this whole answer
-                hit = any(f.is_set() for f in flags)
-                return torch.full((input_ids.shape[0],), hit, dtype=torch.bool, device=input_ids.device)
-
-        with b.lock:
-            if b.model is None:
-                if b.cancel_all.is_set():
-                    raise ServerStoppedError("the model was stopped before this request ran")
-                raise ModelNotStartedError(f"{self!r}: call start() before generating")
-            if any(f.is_set() for f in flags):
-                if b.cancel_all.is_set():
-                    raise ServerStoppedError("the model was stopped before this request ran")
-                return [], "cancelled"
-            input_ids = torch.tensor([list(request.input_ids)], dtype=torch.long, device=b.model.device)
-            kwargs: dict[str, Any] = {
-                "max_new_tokens": opts.max_new_tokens,
-                "eos_token_id": self._stop_ids() or None,
-                "pad_token_id": b.tokenizer.pad_token_id
-                if b.tokenizer.pad_token_id is not None
-                else self._stop_ids()[0],
-                "stopping_criteria": StoppingCriteriaList([_Cancelled()]),
-                "attention_mask": torch.ones_like(input_ids),
-                "streamer": streamer,
-            }
-            if opts.temperature and opts.temperature > 0:
-                kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=opts.top_k or 0)
-                if opts.seed is not None:
-                    torch.manual_seed(opts.seed % (1 << 63))  # OpenAI allows any int; torch wants 64 bits
-            else:
-                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            stops = self._stop_strings(request)
-            if stops and streamer is None:  # a stream cuts at stop strings itself (stream_deltas sets cancel)
-                watch = StopWatch(b.tokenizer, stops, set(self._stop_ids()))  # linear; no vocabulary table
-                kwargs["streamer"] = watch
-                flags.append(watch.hit)
-            with torch.inference_mode():
-                out = b.model.generate(input_ids, **kwargs)
-        new = [int(t) for t in out[0, input_ids.shape[1] :]]
-        stop_ids = set(self._stop_ids())
-        if new and new[-1] in stop_ids:
-            return new[:-1], "stop"
-        if b.cancel_all.is_set():
-            raise ServerStoppedError("the model was stopped while generating")
-        if cancel is not None and cancel.is_set():
-            return new, "cancelled"
-        return new, "length" if len(new) >= opts.max_new_tokens else "stop"
+        outcome: tuple[list[int], str] = b.batcher.run(new_job(self, request, cancel, streamer))
+        return outcome
 
     def _decode(self, ids: list[int]) -> str:
         return str(self._backend.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))

@@ -50,7 +50,7 @@ from fastapi import Request
 
 from modules.base import Completion, StreamDelta
 from modules.errors import ModuleConfigError
-from modules.server.body_limit import MAX_BODY_BYTES, BodyLimit
+from modules.server.body_limit import MAX_BODY_BYTES, BodyLimit, ParsedOnceRoute
 from modules.server.errors import HTTPError, cancelled_error, from_exception
 from modules.server.lifecycle import ServerState, ServerThread
 from modules.server.schema import ChatCompletionRequest, CompletionRequest
@@ -100,6 +100,7 @@ def create_app(
         raise ModuleConfigError(f"model_name: expected a non-empty str, got {model_name!r}")
     state = ServerState(module=module, model_name=model_name or module.name, max_concurrency=max_concurrency)
     app = FastAPI(title="prompter local model server", version="1", docs_url=None, redoc_url=None)
+    app.router.route_class = ParsedOnceRoute  # the body's JSON is parsed once, strictly, by BodyLimit
     app.state.prompter = state
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from anyio import to_thread
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
 
 from modules.server.errors import HTTPError
 from modules.server.json_body import JSONProblem, strict_loads
 
-__all__ = ["MAX_BODY_BYTES", "BodyLimit", "body_problem", "send_error"]
+__all__ = ["MAX_BODY_BYTES", "PARSED", "BodyLimit", "ParsedOnceRoute", "body_problem", "send_error"]
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
@@ -108,7 +111,26 @@ def body_problem(scope: Any, body: bytes) -> HTTPError | None:
     if not isinstance(value, dict):
         kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
         return HTTPError(400, f"the request body must be a JSON object, got {kinds.get(type(value), 'null')}")
+    scope[PARSED] = value  # FastAPI reads it from here (ParsedOnceRoute) instead of parsing the body again
     return None
+
+
+PARSED = "prompter.parsed_json"
+"""The scope key holding the body's strict parse, set by :func:`body_problem`."""
+
+
+class ParsedOnceRoute(APIRoute):
+    """A FastAPI route whose ``request.json()`` is the strict parse :class:`BodyLimit` already made."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            if PARSED in request.scope:
+                request._json = request.scope[PARSED]  # Starlette's own cache of request.json()
+            return await handler(request)
+
+        return route
 
 
 async def send_error(send: Any, err: HTTPError) -> None:

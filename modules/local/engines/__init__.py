@@ -1,0 +1,61 @@
+"""Engines: what runs a prepared request's token ids on the model.
+
+Everything before and after is shared by every engine: the prompter renders
+the conversation, :mod:`modules.local.safe_tokens` tokenizes it (user text is
+never control tokens), the module cuts the answer at stop strings, streams it
+and parses tool calls, and the server serves it. An engine only turns a
+:class:`~modules.local.batching.Job` (the prompt's ids, the options, a
+cancel flag, an optional streamer) into the new token ids and a finish reason.
+
+* ``"transformers"`` (the default): :class:`~modules.local.batching.Batcher`,
+  continuous batching in one decode loop over a transformers model, on CPU or GPU.
+* ``"vllm"``: :class:`~modules.local.engines.vllm.VLLMEngine`, vLLM's own
+  engine (paged attention, continuous batching, tensor parallelism across GPUs),
+  given token ids, never text. It needs vLLM and a CUDA GPU; without them
+  :func:`check_engine` raises an error naming what is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from modules.errors import ModuleConfigError
+
+__all__ = ["ENGINES", "Engine", "EngineUnavailableError", "check_engine"]
+
+ENGINES = ("transformers", "vllm")
+
+
+class EngineUnavailableError(ModuleConfigError, RuntimeError):
+    """The engine asked for cannot run here (e.g. ``engine="vllm"`` without a CUDA GPU); the message says why."""
+
+
+class Engine(Protocol):
+    """What :class:`~modules.local.trainable.TrainableModule` asks of an engine."""
+
+    def run(self, job: Any) -> tuple[list[int], str]:
+        """Generate for *job* (a :class:`~modules.local.batching.Job`); block until it ends."""
+
+    def reopen(self) -> None:
+        """Accept work (again): called when the model is (re)loaded."""
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """End generations in flight and release the engine's threads."""
+
+
+def check_engine(engine: Any, tensor_parallel_size: Any = 1) -> None:
+    """Raise a typed error for an unknown *engine*, a bad *tensor_parallel_size*, or an engine missing here."""
+    if engine not in ENGINES:
+        raise ModuleConfigError(f"engine: expected one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if isinstance(tensor_parallel_size, bool) or not isinstance(tensor_parallel_size, int) or tensor_parallel_size < 1:
+        raise ModuleConfigError(f"tensor_parallel_size: expected an int >= 1, got {tensor_parallel_size!r}")
+    if engine == "transformers":
+        if tensor_parallel_size != 1:
+            raise ModuleConfigError(
+                "tensor_parallel_size: the transformers engine runs on one device; pass engine='vllm' to split "
+                "a model across GPUs"
+            )
+        return
+    from modules.local.engines.vllm import check_vllm
+
+    check_vllm(tensor_parallel_size)

@@ -1,0 +1,55 @@
+"""Choosing each row's next token: greedy rows by argmax, sampled rows with their own options and generator.
+
+Greedy is ``argmax`` of the float32 logits, as transformers' ``generate`` does
+without logits processors, so a greedy row picks the tokens it picks alone.
+A sampled row applies temperature, then top-k, then top-p (transformers'
+order and semantics), and draws from its own ``torch.Generator`` when the
+request has a ``seed``: a seeded request draws the same tokens whichever
+requests share its batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modules.local.request import GenerationOptions
+
+__all__ = ["generator_for", "next_tokens"]
+
+
+def generator_for(options: GenerationOptions) -> Any:
+    """A ``torch.Generator`` seeded with the request's seed, or None (torch's global one) without a seed."""
+    if options.seed is None or not options.temperature:
+        return None
+    import torch
+
+    gen = torch.Generator()
+    gen.manual_seed(options.seed % (1 << 63))  # OpenAI allows any int; torch wants 64 bits
+    return gen
+
+
+def next_tokens(logits: Any, rows: list[tuple[GenerationOptions, Any]]) -> list[int]:
+    """The next token of each row of *logits* ``[rows, vocab]``; *rows* gives each row's options and generator."""
+    chosen = logits.argmax(dim=-1).tolist()
+    for i, (options, gen) in enumerate(rows):
+        if options.temperature:
+            chosen[i] = _sample(logits[i], options, gen)
+    return [int(t) for t in chosen]
+
+
+def _sample(logits: Any, options: GenerationOptions, gen: Any) -> int:
+    import torch
+
+    scores = logits / options.temperature
+    if options.top_k:
+        k = min(options.top_k, scores.shape[-1])
+        kth = torch.topk(scores, k).values[-1]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if options.top_p < 1.0:
+        ordered, order = torch.sort(scores, descending=False)
+        cumulative = ordered.softmax(dim=-1).cumsum(dim=-1)
+        drop = cumulative <= 1 - options.top_p
+        drop[-1] = False  # always keep the most likely token
+        scores = scores.masked_fill(drop.scatter(0, order, drop), float("-inf"))
+    probs = scores.softmax(dim=-1)
+    return int(torch.multinomial(probs, 1, generator=gen).item())
