@@ -25,6 +25,7 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 from prompter.templates import MetaTemplate, PromptTemplate
+from prompter.templates.batch import render_prompts
 from prompter.templates.retrievers import BaseRetriever
 from prompter.templates.slots import check_config_type
 
@@ -83,6 +84,29 @@ class GenInferencer:
         text = prompts.meta.parse(prompt, mode="gen")
         gold = entry.get(r.output_column) if r.output_column else None
         return {"index": index, "kind": "gen", "origin_prompt": _text(text), "gold": gold}
+
+    def jobs(
+        self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
+    ) -> list[dict[str, Any]]:
+        """Every sample's :meth:`job`, rendered as a batch (the same text, the shared work done once)."""
+        r = prompts.retriever
+        texts = render_prompts(
+            r,
+            tests,
+            prompts.meta,
+            ice_template=prompts.ice_template,
+            prompt_template=prompts.prompt_template,
+            ice_ids=ice_ids,
+        )
+        return [
+            {
+                "index": i,
+                "kind": "gen",
+                "origin_prompt": _text(text),
+                "gold": entry.get(r.output_column) if r.output_column else None,
+            }
+            for i, (entry, text) in enumerate(zip(tests, texts, strict=True))
+        ]
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
         """Generate for one job; the record written to the predictions file."""

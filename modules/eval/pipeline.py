@@ -56,6 +56,8 @@ class Plan:
     def jobs(self) -> list[dict[str, Any]]:
         """Every sample's job (its rendered prompt or candidates), in dataset order."""
         ice_ids = self.prompts.retriever.retrieve(self.tests)
+        if isinstance(self.inferencer, GenInferencer):
+            return self.inferencer.jobs(self.prompts, self.tests, ice_ids)
         out = []
         for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True)):
             if isinstance(self.inferencer, PPLInferencer):
