@@ -19,7 +19,10 @@ from prompter.templates.retrievers import BaseRetriever, FixKRetriever, RandomRe
 FIELDS = ["q", "a", "c"]
 TEXT = st.lists(st.sampled_from([*"xy {}\n", "{q}", "{a}", "{c}", "</E>", "{{q}}"]), max_size=5).map("".join)
 VALUE = st.one_of(TEXT, TEXT, st.integers(-5, 5), st.none(), st.lists(st.integers(0, 2), max_size=2))
-ROW = st.dictionaries(st.sampled_from(FIELDS), VALUE, max_size=3)
+ROW = st.one_of(
+    st.dictionaries(st.sampled_from(FIELDS), VALUE, max_size=3),
+    st.fixed_dictionaries({"q": TEXT, "a": TEXT, "c": TEXT}),  # complete rows: the default mode's plans are used
+)
 COMPAT = st.sampled_from([None, "opencompass", "aisbench"])
 
 STRING_TEMPLATES = ["Q: {q}\nA: {a}", "{q}{c}-{a}", "", "{a}"]
