@@ -25,7 +25,7 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 from prompter.templates import MetaTemplate, PromptTemplate
-from prompter.templates.batch import render_prompts
+from prompter.templates.batch import render_label_prompts, render_prompts
 from prompter.templates.retrievers import BaseRetriever
 from prompter.templates.slots import check_config_type
 
@@ -173,6 +173,45 @@ class PPLInferencer:
             "pairs": pairs,
             "gold": gold,
         }
+
+    def jobs(
+        self,
+        prompts: Prompts,
+        tests: Sequence[Mapping[str, Any]],
+        ice_ids: Sequence[Sequence[int]],
+        labels: Sequence[Hashable],
+    ) -> list[dict[str, Any]]:
+        """Every sample's :meth:`job`, each label's candidates rendered as a batch (the same text)."""
+        r = prompts.retriever
+        template = prompts.prompt_template or prompts.ice_template
+        sep = template.sep_token if template is not None else None
+        by_label = [
+            render_label_prompts(
+                r,
+                tests,
+                prompts.meta,
+                label,
+                ice_template=prompts.ice_template,
+                prompt_template=prompts.prompt_template,
+                ice_ids=ice_ids,
+                remain_sep=sep is not None,
+            )
+            for label in labels
+        ]
+        out = []
+        for i, entry in enumerate(tests):
+            pairs = _split([_text(texts[i]) for texts in by_label], sep)
+            out.append(
+                {
+                    "index": i,
+                    "kind": "ppl",
+                    "labels": [str(label) for label in labels],
+                    "origin_prompt": [c + t for c, t in pairs],
+                    "pairs": pairs,
+                    "gold": entry.get(r.output_column) if r.output_column else None,
+                }
+            )
+        return out
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
         """Score one job's candidates together; the record written to the predictions file."""

@@ -58,13 +58,13 @@ class Plan:
         ice_ids = self.prompts.retriever.retrieve(self.tests)
         if isinstance(self.inferencer, GenInferencer):
             return self.inferencer.jobs(self.prompts, self.tests, ice_ids)
-        out = []
-        for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True)):
-            if isinstance(self.inferencer, PPLInferencer):
-                out.append(self.inferencer.job(self.prompts, i, entry, ids, self.labels))
-            else:
-                out.append(self.inferencer.job(self.prompts, i, entry, ids))
-        return out
+        if isinstance(self.inferencer, PPLInferencer):
+            return self.inferencer.jobs(self.prompts, self.tests, ice_ids, self.labels)
+        # multi-turn samples are each a conversation of their own: rendered one by one
+        return [
+            self.inferencer.job(self.prompts, i, entry, ids)
+            for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True))
+        ]
 
 
 def _samples(value: Any, base: Path, where: str) -> list[dict[str, Any]]:

@@ -48,7 +48,7 @@ from prompter.templates.prompt_list import PromptList, as_text
 from prompter.templates.prompt_template import PromptTemplate
 from prompter.templates.retrievers import BaseRetriever
 
-__all__ = ["render_one", "render_prompts"]
+__all__ = ["render_label_prompts", "render_one", "render_prompts"]
 
 Entry = Mapping[str, Any]
 Piece = str | int
@@ -60,6 +60,46 @@ _HOLE = re.compile("\x00\x01([0-9]+)\x01\x00")
 
 def _stand_in(i: int) -> str:
     return f"{_MARK}{i}\x01\x00"
+
+
+class _Task:
+    """What a sample's prompt is: the Gen prompt (output field blanked) or one PPL label's candidate."""
+
+    def __init__(
+        self,
+        retriever: BaseRetriever,
+        meta: MetaTemplate,
+        ice_template: PromptTemplate | None,
+        prompt_template: PromptTemplate | None,
+        mode: Mode,
+        *,
+        token: str = "",
+        ppl: bool = False,
+        label: Hashable = None,
+        remain_sep: bool = False,
+    ) -> None:
+        self.retriever, self.meta, self.mode = retriever, meta, mode
+        self.ice_template, self.prompt_template = ice_template, prompt_template
+        self.token, self.ppl, self.label, self.remain_sep = token, ppl, label, remain_sep
+        # Gen blanks the output field; a PPL candidate fills the entry as it is
+        self.output_field = None if ppl else retriever.output_column
+
+    def one(self, entry: Entry, ids: Sequence[int]) -> str:
+        """The per-sample path: examples, splice, fill, meta template."""
+        r = self.retriever
+        ice = r.generate_ice(ids, self.ice_template)
+        templates = {"ice_template": self.ice_template, "prompt_template": self.prompt_template}
+        if self.ppl:
+            prompt = r.generate_label_prompt(entry, ice, self.label, remain_sep=self.remain_sep, **templates)
+        else:
+            prompt = r.generate_prompt(entry, ice, gen_field_replace_token=self.token, **templates)
+        return self.meta.parse(prompt, mode=self.mode)
+
+    def unfilled(self, template: PromptTemplate, ice: Any) -> str | PromptList:
+        """A compat template's prompt before its fields are filled (upstream's fill with no fields is a no-op)."""
+        if self.ppl:
+            return template.generate_label_prompt_item({}, ice, self.label, self.remain_sep)
+        return template.generate_item({}, output_field=None, ice_field_replace_token=ice)
 
 
 def render_one(
@@ -74,15 +114,8 @@ def render_one(
     gen_field_replace_token: str = "",
 ) -> str:
     """One sample's Gen prompt, the per-sample way (the reference :func:`render_prompts` must equal)."""
-    ice = retriever.generate_ice(ids, ice_template)
-    prompt = retriever.generate_prompt(
-        entry,
-        ice,
-        ice_template=ice_template,
-        prompt_template=prompt_template,
-        gen_field_replace_token=gen_field_replace_token,
-    )
-    return meta.parse(prompt, mode=mode)
+    task = _Task(retriever, meta, ice_template, prompt_template, mode, token=gen_field_replace_token)
+    return task.one(entry, ids)
 
 
 def render_prompts(
@@ -100,15 +133,30 @@ def render_prompts(
 
     ``ice_ids`` are the retriever's choices when already known (else it is asked).
     """
-    ids_list = retriever.retrieve(tests) if ice_ids is None else ice_ids
-    options: dict[str, Any] = {
-        "ice_template": ice_template,
-        "prompt_template": prompt_template,
-        "mode": mode,
-        "gen_field_replace_token": gen_field_replace_token,
-    }
+    task = _Task(retriever, meta, ice_template, prompt_template, mode, token=gen_field_replace_token)
+    return _render(task, tests, retriever.retrieve(tests) if ice_ids is None else ice_ids)
+
+
+def render_label_prompts(
+    retriever: BaseRetriever,
+    tests: Sequence[Entry],
+    meta: MetaTemplate,
+    label: Hashable,
+    *,
+    ice_template: PromptTemplate | None = None,
+    prompt_template: PromptTemplate | None = None,
+    ice_ids: Sequence[Sequence[int]] | None = None,
+    remain_sep: bool = False,
+    mode: Mode = "ppl",
+) -> list[str]:
+    """Every sample's PPL candidate for ``label``: ``meta.parse(retriever.generate_label_prompt(...))`` of each."""
+    task = _Task(retriever, meta, ice_template, prompt_template, mode, ppl=True, label=label, remain_sep=remain_sep)
+    return _render(task, tests, retriever.retrieve(tests) if ice_ids is None else ice_ids)
+
+
+def _render(task: _Task, tests: Sequence[Entry], ids_list: Sequence[Sequence[int]]) -> list[str]:
     try:
-        template: PromptTemplate | None = retriever._template(ice_template, prompt_template)  # noqa: SLF001
+        template: PromptTemplate | None = task.retriever._template(task.ice_template, task.prompt_template)  # noqa: SLF001
     except Exception:  # noqa: BLE001 - the per-sample path raises it, sample by sample
         template = None
     compat = template is not None and template.compat is not None
@@ -120,11 +168,11 @@ def render_prompts(
         text = None
         if template is not None and key in repeated:
             if key not in plans:
-                plans[key] = _build(template, retriever, entry, ids, meta, options)
+                plans[key] = _build(template, task, entry, ids)
             plan = plans[key]
             if plan is not None:
-                text = plan.fill(entry, retriever.output_column, gen_field_replace_token)
-        out.append(render_one(retriever, entry, ids, meta, **options) if text is None else text)
+                text = plan.fill(entry, task.output_field, task.token)
+        out.append(task.one(entry, ids) if text is None else text)
     return out
 
 
@@ -184,30 +232,19 @@ class _Plan:
         return "".join(p if isinstance(p, str) else filled[p] for p in self.pieces)
 
 
-def _build(
-    template: PromptTemplate,
-    retriever: BaseRetriever,
-    entry: object,
-    ids: Sequence[int],
-    meta: MetaTemplate,
-    options: dict[str, Any],
-) -> _Plan | None:
+def _build(template: PromptTemplate, task: _Task, entry: object, ids: Sequence[int]) -> _Plan | None:
     try:
         if not isinstance(entry, Mapping):
             return None
         if template.compat is not None:
-            return _build_compat(template, retriever, ids, meta, options)
-        return _build_default(retriever, entry, ids, meta, options)
+            return _build_compat(template, task, ids)
+        return _build_default(task, entry, ids)
     except Exception:  # noqa: BLE001 - whatever the per-sample path does with this choice, it does per sample
         return None
 
 
-def _build_compat(
-    template: PromptTemplate, retriever: BaseRetriever, ids: Sequence[int], meta: MetaTemplate, options: dict[str, Any]
-) -> _Plan | None:
-    ice = retriever.generate_ice(ids, options["ice_template"])
-    # the prompt before its fields are filled: upstream's fill with no fields changes nothing
-    unfilled = template.generate_item({}, output_field=None, ice_field_replace_token=ice)
+def _build_compat(template: PromptTemplate, task: _Task, ids: Sequence[int]) -> _Plan | None:
+    unfilled = task.unfilled(template, task.retriever.generate_ice(ids, task.ice_template))
     texts: list[str] = []
 
     def stand_in(text: str) -> str:
@@ -229,16 +266,13 @@ def _build_compat(
             else:
                 items.append(item)
         marked = type(unfilled)(items)
-    pieces = _cut(meta.parse(marked, mode=options["mode"]), len(texts))
+    pieces = _cut(task.meta.parse(marked, mode=task.mode), len(texts))
     return None if pieces is None else _Plan(pieces, compat=True, texts=texts)
 
 
-def _build_default(
-    retriever: BaseRetriever, entry: Entry, ids: Sequence[int], meta: MetaTemplate, options: dict[str, Any]
-) -> _Plan | None:
+def _build_default(task: _Task, entry: Entry, ids: Sequence[int]) -> _Plan | None:
     fields = list(entry)
-    stand_ins = {name: _stand_in(i) for i, name in enumerate(fields)}
-    pieces = _cut(render_one(retriever, stand_ins, ids, meta, **options), len(fields))
+    pieces = _cut(task.one({name: _stand_in(i) for i, name in enumerate(fields)}, ids), len(fields))
     if pieces is None:
         return None
     used = sorted({p for p in pieces if isinstance(p, int)})

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prompter.templates import MetaTemplate, PromptTemplate
-from prompter.templates.batch import render_one, render_prompts
+from prompter.templates.batch import render_label_prompts, render_one, render_prompts
 from prompter.templates.retrievers import BaseRetriever, FixKRetriever, RandomRetriever, ZeroRetriever
 
 FIELDS = ["q", "a", "c"]
@@ -155,3 +155,54 @@ def test_batch_render_does_not_plan_a_text_that_fills_to_empty_which_a_plain_met
         tests = [{"q": "x", "a": "1"}, {"q": "", "a": "2"}, {"q": "y", "a": "3"}]
         expected = [render_one(r, t, [], meta, ice_template=ice_t, prompt_template=prompt_t) for t in tests]
         assert render_prompts(r, tests, meta, ice_template=ice_t, prompt_template=prompt_t) == expected
+
+
+@st.composite
+def ppl_configs(draw: st.DrawFn) -> tuple[BaseRetriever, PromptTemplate, PromptTemplate, MetaTemplate, list[Any]]:
+    compat = draw(COMPAT)
+    index = draw(st.lists(ROW, min_size=1, max_size=4))
+    tests = draw(st.lists(ROW, max_size=6))
+    tests = tests + tests
+    if draw(st.booleans()):
+        ice_t = PromptTemplate({"A": "{q} A{c}", "B": "{q} B"}, compat=compat)
+        prompt_t = PromptTemplate(
+            {"A": "</E>{q} <S>A{c}", "B": "</E>{q}<S> B{a}"}, ice_token="</E>", sep_token="<S>", compat=compat
+        )
+    else:
+        ice_t = PromptTemplate({"A": DIALOGUES[0], "B": DIALOGUES[2]}, compat=compat)
+        prompt_t = PromptTemplate(
+            {"A": _prompt_dialogue(DIALOGUES[0], "begin"), "B": _prompt_dialogue(DIALOGUES[1], "end")},
+            ice_token="</E>",
+            compat=compat,
+        )
+    retriever = FixKRetriever(
+        index, fix_id_list=draw(st.lists(st.integers(0, len(index) - 1), max_size=2)), output_column="a", compat=compat
+    )
+    meta = MetaTemplate(**draw(st.sampled_from(METAS)), compat=compat)
+    return retriever, ice_t, prompt_t, meta, tests
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ppl_configs(), st.sampled_from(["A", "B", "C"]), st.booleans())
+def test_batch_label_prompts_equal_per_sample_label_prompts_in_every_compat_mode(
+    config: tuple[BaseRetriever, PromptTemplate, PromptTemplate, MetaTemplate, list[Any]], label: str, keep: bool
+) -> None:
+    retriever, ice_t, prompt_t, meta, tests = config
+    expected: list[str] | type[BaseException] = []
+    for entry, ids in zip(tests, retriever.retrieve(tests), strict=True):
+        try:
+            ice = retriever.generate_ice(ids, ice_t)
+            prompt = retriever.generate_label_prompt(
+                entry, ice, label, ice_template=ice_t, prompt_template=prompt_t, remain_sep=keep
+            )
+            expected.append(meta.parse(prompt, mode="ppl"))  # type: ignore[union-attr]
+        except Exception as exc:  # noqa: BLE001 - the batch must raise the same
+            expected = type(exc)
+            break
+    try:
+        got: list[str] | type[BaseException] = render_label_prompts(
+            retriever, tests, meta, label, ice_template=ice_t, prompt_template=prompt_t, remain_sep=keep
+        )
+    except Exception as exc:  # noqa: BLE001
+        got = type(exc)
+    assert got == expected
