@@ -185,19 +185,11 @@ class PPLInferencer:
         r = prompts.retriever
         template = prompts.prompt_template or prompts.ice_template
         sep = template.sep_token if template is not None else None
-        by_label = [
-            render_label_prompts(
-                r,
-                tests,
-                prompts.meta,
-                label,
-                ice_template=prompts.ice_template,
-                prompt_template=prompts.prompt_template,
-                ice_ids=ice_ids,
-                remain_sep=sep is not None,
-            )
-            for label in labels
-        ]
+        try:
+            by_label = self._by_label(prompts, tests, ice_ids, labels, sep)
+        except Exception:  # noqa: BLE001 - label by label, the first error met may not be the per-sample one
+            # the per-sample loop meets the samples in order and raises the error it raises
+            return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
         out = []
         for i, entry in enumerate(tests):
             pairs = _split([_text(texts[i]) for texts in by_label], sep)
@@ -212,6 +204,29 @@ class PPLInferencer:
                 }
             )
         return out
+
+    @staticmethod
+    def _by_label(
+        prompts: Prompts,
+        tests: Sequence[Mapping[str, Any]],
+        ice_ids: Sequence[Sequence[int]],
+        labels: Sequence[Hashable],
+        sep: str | None,
+    ) -> list[list[str]]:
+        r = prompts.retriever
+        return [
+            render_label_prompts(
+                r,
+                tests,
+                prompts.meta,
+                label,
+                ice_template=prompts.ice_template,
+                prompt_template=prompts.prompt_template,
+                ice_ids=ice_ids,
+                remain_sep=sep is not None,
+            )
+            for label in labels
+        ]
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
         """Score one job's candidates together; the record written to the predictions file."""

@@ -62,3 +62,17 @@ def test_ppl_batch_jobs_equal_per_sample_jobs(compat: Any, retriever: str) -> No
     labels = ["x", "y"]
     expected = [inferencer.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ids, strict=True))]
     assert inferencer.jobs(prompts, tests, ids, labels) == expected
+
+
+def test_ppl_batch_jobs_raise_the_error_the_per_sample_loop_meets_first() -> None:
+    # sample 0 fails only for label y (no field c), sample 1 for label x (q is None): per sample, y's error comes first
+    r = FixKRetriever(INDEX, fix_id_list=[0], output_column="lab")
+    prompt_t = PromptTemplate({"x": "</E>{q} x", "y": "</E>{q} y {c}"}, ice_token="</E>")
+    prompts = Prompts(r, MetaTemplate(), PromptTemplate({"x": "{q} x", "y": "{q} y"}), prompt_t)
+    tests: list[dict[str, Any]] = [{"q": "a"}, {"q": None, "c": 1}, {"q": "b", "c": 2}]
+    ids = r.retrieve(tests)
+    inferencer = PPLInferencer()
+    with pytest.raises(Exception) as per_sample:
+        [inferencer.job(prompts, i, e, d, ["x", "y"]) for i, (e, d) in enumerate(zip(tests, ids, strict=True))]
+    with pytest.raises(type(per_sample.value)):
+        inferencer.jobs(prompts, tests, ids, ["x", "y"])
