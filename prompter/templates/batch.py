@@ -1,4 +1,8 @@
-"""Rendering a whole dataset's Gen prompts at once, with the per-sample work cut to filling fields.
+"""Rendering a whole dataset's prompts at once, with the per-sample work cut to filling fields.
+
+:func:`render_prompts` gives every sample's Gen prompt, :func:`render_label_prompts`
+every sample's PPL candidate for one label, both as text for a local model
+(``MetaTemplate.parse``), equal to the per-sample path, text for text and error for error.
 
 Rendering one sample (:func:`render_one`) builds the in-context examples, splices
 them into the prompt template, fills the fields and walks the result with the meta
