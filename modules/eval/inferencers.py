@@ -25,6 +25,7 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 from prompter.templates import MetaTemplate, PromptTemplate
+from prompter.templates.batch import render_label_prompts, render_prompts
 from prompter.templates.retrievers import BaseRetriever
 from prompter.templates.slots import check_config_type
 
@@ -83,6 +84,29 @@ class GenInferencer:
         text = prompts.meta.parse(prompt, mode="gen")
         gold = entry.get(r.output_column) if r.output_column else None
         return {"index": index, "kind": "gen", "origin_prompt": _text(text), "gold": gold}
+
+    def jobs(
+        self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
+    ) -> list[dict[str, Any]]:
+        """Every sample's :meth:`job`, rendered as a batch (the same text, the shared work done once)."""
+        r = prompts.retriever
+        texts = render_prompts(
+            r,
+            tests,
+            prompts.meta,
+            ice_template=prompts.ice_template,
+            prompt_template=prompts.prompt_template,
+            ice_ids=ice_ids,
+        )
+        return [
+            {
+                "index": i,
+                "kind": "gen",
+                "origin_prompt": _text(text),
+                "gold": entry.get(r.output_column) if r.output_column else None,
+            }
+            for i, (entry, text) in enumerate(zip(tests, texts, strict=True))
+        ]
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
         """Generate for one job; the record written to the predictions file."""
@@ -149,6 +173,60 @@ class PPLInferencer:
             "pairs": pairs,
             "gold": gold,
         }
+
+    def jobs(
+        self,
+        prompts: Prompts,
+        tests: Sequence[Mapping[str, Any]],
+        ice_ids: Sequence[Sequence[int]],
+        labels: Sequence[Hashable],
+    ) -> list[dict[str, Any]]:
+        """Every sample's :meth:`job`, each label's candidates rendered as a batch (the same text)."""
+        r = prompts.retriever
+        template = prompts.prompt_template or prompts.ice_template
+        sep = template.sep_token if template is not None else None
+        try:
+            by_label = self._by_label(prompts, tests, ice_ids, labels, sep)
+        except Exception:  # noqa: BLE001 - label by label, the first error met may not be the per-sample one
+            # the per-sample loop meets the samples in order and raises the error it raises
+            return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
+        out = []
+        for i, entry in enumerate(tests):
+            pairs = _split([_text(texts[i]) for texts in by_label], sep)
+            out.append(
+                {
+                    "index": i,
+                    "kind": "ppl",
+                    "labels": [str(label) for label in labels],
+                    "origin_prompt": [c + t for c, t in pairs],
+                    "pairs": pairs,
+                    "gold": entry.get(r.output_column) if r.output_column else None,
+                }
+            )
+        return out
+
+    @staticmethod
+    def _by_label(
+        prompts: Prompts,
+        tests: Sequence[Mapping[str, Any]],
+        ice_ids: Sequence[Sequence[int]],
+        labels: Sequence[Hashable],
+        sep: str | None,
+    ) -> list[list[str]]:
+        r = prompts.retriever
+        return [
+            render_label_prompts(
+                r,
+                tests,
+                prompts.meta,
+                label,
+                ice_template=prompts.ice_template,
+                prompt_template=prompts.prompt_template,
+                ice_ids=ice_ids,
+                remain_sep=sep is not None,
+            )
+            for label in labels
+        ]
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
         """Score one job's candidates together; the record written to the predictions file."""

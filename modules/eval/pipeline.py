@@ -56,13 +56,15 @@ class Plan:
     def jobs(self) -> list[dict[str, Any]]:
         """Every sample's job (its rendered prompt or candidates), in dataset order."""
         ice_ids = self.prompts.retriever.retrieve(self.tests)
-        out = []
-        for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True)):
-            if isinstance(self.inferencer, PPLInferencer):
-                out.append(self.inferencer.job(self.prompts, i, entry, ids, self.labels))
-            else:
-                out.append(self.inferencer.job(self.prompts, i, entry, ids))
-        return out
+        if isinstance(self.inferencer, GenInferencer):
+            return self.inferencer.jobs(self.prompts, self.tests, ice_ids)
+        if isinstance(self.inferencer, PPLInferencer):
+            return self.inferencer.jobs(self.prompts, self.tests, ice_ids, self.labels)
+        # multi-turn samples are each a conversation of their own: rendered one by one
+        return [
+            self.inferencer.job(self.prompts, i, entry, ids)
+            for i, (entry, ids) in enumerate(zip(self.tests, ice_ids, strict=True))
+        ]
 
 
 def _samples(value: Any, base: Path, where: str) -> list[dict[str, Any]]:
