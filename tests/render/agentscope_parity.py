@@ -1,0 +1,54 @@
+"""Renders the AgentScope corpus cases (``benchmarks/agentscope_corpus.py``) through prompter and
+compares them with upstream's recorded outputs; used by ``test_agentscope_parity.py`` and the benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prompter import ChatPrompter
+
+_KIND = {".mp3": "audio_url", ".wav": "audio_url", ".mp4": "video_url"}
+#: the dialect each upstream entry point renders for
+DIALECT = {"dashscope_mm": "dashscope", "common": "zhipu", "litellm": "openai"}
+
+
+def _part(url: str) -> dict[str, Any]:
+    kind = _KIND.get(Path(url).suffix.lower(), "image_url")
+    return {"type": kind, kind: {"url": url}}
+
+
+def to_message(msg: dict[str, Any]) -> dict[str, Any]:
+    """An AgentScope Msg (as JSON) as a prompter message dict: its urls become content parts."""
+    urls = msg.get("url") or []
+    urls = [urls] if isinstance(urls, str) else urls
+    content: Any = msg["content"]
+    if urls:
+        content = [{"type": "text", "text": content if isinstance(content, str) else json.dumps(content)}]
+        content += [_part(u) for u in urls]
+    return {"role": msg["role"], "name": msg["name"], "content": content}
+
+
+def render(case: dict[str, Any]) -> Any:
+    """Prompter's output for ``case``, shaped as upstream returns it."""
+    msgs = case["msgs"]
+    system = msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else ""
+    said = [to_message(x) for x in msgs if x["role"] != "system"]
+    dialect = DIALECT.get(case["api"], case["api"])
+    options: dict[str, Any] = {}
+    if case["version"] == "0.0.6a2":
+        if dialect != "openai":
+            options = {"strategy": "multi_agent", "history_header": "## Dialogue History"}
+    else:
+        options = {"strategy": case["strategy"]}
+    body = ChatPrompter(system=system).generate_prompt(said, format=dialect, **options)
+    if dialect == "dashscope":
+        return body["input"]["messages"]
+    if dialect == "gemini":
+        return body["contents"]
+    if dialect == "ollama_generate":
+        return body["prompt"]
+    if dialect == "anthropic":
+        return ([{"role": "system", "content": body["system"]}] if "system" in body else []) + body["messages"]
+    return body["messages"]
