@@ -81,7 +81,12 @@ def conversations() -> dict[str, list[dict[str, Any]]]:
 
 #: (entry point, conversations) pairs: every conversation for the merging wrappers, fewer for the rest
 TARGETS = [
-    ("0.0.6a2", "openai", None, ["two", "three", "four", "no-system", "dict-number", "image-url", "image-local", "image-two"]),
+    (
+        "0.0.6a2",
+        "openai",
+        None,
+        ["two", "three", "four", "no-system", "dict-number", "image-url", "image-local", "image-two"],
+    ),
     ("0.0.6a2", "dashscope", None, ["two", "three", "four", "no-system", "consecutive", "dict-number"]),
     ("0.0.6a2", "dashscope_mm", None, ["three", "image-url", "image-local", "audio-local", "video-url"]),
     ("0.0.6a2", "gemini", None, ["two", "three", "four", "no-system", "image-url"]),
@@ -101,8 +106,14 @@ TARGETS = [
     ("0.1.6", "common", "multi_agent", ["three", "four"]),
     ("0.1.6", "gemini", "auto", ["two", "four"]),
 ]
-MODELS = {"gemini": "gemini-pro", "ollama": "llava", "ollama_generate": "llama3", "zhipu": "glm-4",
-          "dashscope": "qwen-max", "dashscope_mm": "qwen-vl-max"}
+MODELS = {
+    "gemini": "gemini-pro",
+    "ollama": "llava",
+    "ollama_generate": "llama3",
+    "zhipu": "glm-4",
+    "dashscope": "qwen-max",
+    "dashscope_mm": "qwen-vl-max",
+}
 
 
 def build_cases() -> list[dict[str, Any]]:
@@ -112,8 +123,17 @@ def build_cases() -> list[dict[str, Any]]:
     for version, api, strategy, names in TARGETS:
         for name in names:
             case_id = f"{version}:{api}:{strategy or 'format'}:{name}"
-            cases.append({"id": case_id, "version": version, "api": api, "strategy": strategy,
-                          "model": MODELS.get(api, "gpt-4o"), "conversation": name, "msgs": convs[name]})
+            cases.append(
+                {
+                    "id": case_id,
+                    "version": version,
+                    "api": api,
+                    "strategy": strategy,
+                    "model": MODELS.get(api, "gpt-4o"),
+                    "conversation": name,
+                    "msgs": convs[name],
+                }
+            )
     return cases
 
 
@@ -135,8 +155,14 @@ def record() -> dict[str, Any]:
         write_files(Path(tmp))
         for version, python in PYTHONS.items():
             mine = [_fill(c, tmp) for c in cases if c["version"] == version]
-            done = subprocess.run([python, str(WORKER), version], input=json.dumps(mine), capture_output=True,
-                                  text=True, check=True, cwd=tmp)
+            done = subprocess.run(
+                [python, str(WORKER), version],
+                input=json.dumps(mine),
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=tmp,
+            )
             results.update(json.loads(done.stdout.replace(tmp, "<DIR>")))
     return {"agentscope": list(PYTHONS), "results": results}
 

@@ -20,8 +20,8 @@ def _msgs(case, Msg):
 
 
 def _run006(case):
-    from agentscope.message import Msg
     from agentscope import models
+    from agentscope.message import Msg
 
     cls = {
         "openai": models.OpenAIChatWrapper,
@@ -39,8 +39,8 @@ def _run006(case):
 
 
 def _run016(case):
-    from agentscope.message import Msg
     from agentscope import formatters
+    from agentscope.message import Msg
 
     cls = {
         "openai": formatters.OpenAIFormatter,

@@ -40,8 +40,10 @@ def render(case: dict[str, Any]) -> Any:
     if case["version"] == "0.0.6a2":
         if dialect != "openai":
             options = {"strategy": "multi_agent", "history_header": "## Dialogue History"}
-    else:
+    elif dialect != "openai":
         options = {"strategy": case["strategy"]}
+    # 0.1.x's OpenAIFormatter keeps the turns under every method (its name field tells speakers
+    # apart): docs/agents.md maps all three to format="openai" with its default strategy
     body = ChatPrompter(system=system).generate_prompt(said, format=dialect, **options)
     if dialect == "dashscope":
         return body["input"]["messages"]
@@ -52,3 +54,17 @@ def render(case: dict[str, Any]) -> Any:
     if dialect == "anthropic":
         return ([{"role": "system", "content": body["system"]}] if "system" in body else []) + body["messages"]
     return body["messages"]
+
+
+def on_the_wire(case: dict[str, Any], output: Any) -> Any:
+    """Upstream's output as its SDK sends it: AgentScope's Gemini formatters return
+    google-generativeai's Python input, whose bare-string parts the SDK sends as ``{"text": ...}``
+    (``content_types.to_content``); every other output is already the request body's JSON."""
+    if DIALECT.get(case["api"], case["api"]) != "gemini" or not isinstance(output, list):
+        return output
+    wire = []
+    for turn in output:
+        parts = turn.get("parts")
+        parts = [parts] if isinstance(parts, str) else parts
+        wire.append({**turn, "parts": [{"text": p} if isinstance(p, str) else p for p in parts or []]})
+    return wire
