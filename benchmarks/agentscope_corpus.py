@@ -41,6 +41,8 @@ PNG = base64.b64decode(
 )
 #: local media files, written under <DIR>
 FILES = {"park.png": PNG, "cafe.jpg": PNG, "song.mp3": b"ID3fake-mp3", "clip.mp4": b"fake-mp4"}
+TOOL_USE = {"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}}
+TOOL_RESULT = {"type": "tool_result", "id": "call_1", "name": "weather", "output": "18 degrees"}
 SYSTEM = {"name": "system", "role": "system", "content": "You're a helpful assistant."}
 
 
@@ -71,6 +73,13 @@ def conversations() -> dict[str, list[dict[str, Any]]]:
         "image-invalid": [SYSTEM, m("Eve", "A doc.", "user", "https://example.com/report.pdf")],
         "audio-local": [SYSTEM, m("Carol", "Listen.", "user", "<DIR>/song.mp3")],
         "video-url": [SYSTEM, m("Carol", "Watch.", "user", "https://example.com/clip.mp4")],
+        "tool": [
+            SYSTEM,
+            m("Alice", "Weather in Paris?", "user"),
+            m("Bob", [{"type": "text", "text": "Let me check."}, TOOL_USE]),
+            m("system", [TOOL_RESULT], "system"),
+            m("Bob", "It is 18 degrees."),
+        ],
         "image-agents": [
             SYSTEM,
             m("Bob", "Look.", "assistant", "https://example.com/a.png"),
@@ -93,14 +102,14 @@ TARGETS = [
     ("0.0.6a2", "ollama", None, ["two", "three", "four", "no-system", "image-local"]),
     ("0.0.6a2", "ollama_generate", None, ["three", "four", "no-system"]),
     ("0.0.6a2", "zhipu", None, ["three", "four", "dict-number"]),
-    ("0.1.6", "openai", "chat", ["three", "image-url", "image-local"]),
+    ("0.1.6", "openai", "chat", ["three", "image-url", "image-local", "tool"]),
     ("0.1.6", "openai", "multi_agent", ["three", "four", "image-url"]),
     ("0.1.6", "anthropic", "chat", ["two", "two-user-last", "consecutive", "three", "image-url"]),
-    ("0.1.6", "anthropic", "multi_agent", ["three", "four"]),
+    ("0.1.6", "anthropic", "multi_agent", ["three", "four", "tool"]),
     ("0.1.6", "gemini", "chat", ["two-user-last", "three", "image-url"]),
     ("0.1.6", "gemini", "multi_agent", ["three", "four"]),
     ("0.1.6", "dashscope", "chat", ["two-user-last", "three", "image-local"]),
-    ("0.1.6", "dashscope", "multi_agent", ["three", "four", "image-url"]),
+    ("0.1.6", "dashscope", "multi_agent", ["three", "four", "image-url", "tool"]),
     ("0.1.6", "dashscope", "auto", ["two", "four"]),
     ("0.1.6", "common", "chat", ["two", "three", "consecutive"]),
     ("0.1.6", "common", "multi_agent", ["three", "four"]),

@@ -19,6 +19,34 @@ def _part(url: str) -> dict[str, Any]:
     return {"type": kind, kind: {"url": url}}
 
 
+def _blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Msg whose content is AgentScope blocks: text, then tool calls, or tool results."""
+    text = "\n".join(b["text"] for b in msg["content"] if b["type"] == "text")
+    calls = [
+        {"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+        for b in msg["content"]
+        if b["type"] == "tool_use"
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": b["id"], "name": b["name"], "content": str(b["output"])}
+        for b in msg["content"]
+        if b["type"] == "tool_result"
+    ]
+    if results:
+        return results
+    out: dict[str, Any] = {"role": msg["role"], "name": msg["name"], "content": text}
+    if calls:
+        out["tool_calls"] = calls
+    return [out]
+
+
+def to_messages(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """An AgentScope Msg (as JSON) as prompter message dicts."""
+    if isinstance(msg["content"], list):
+        return _blocks(msg)
+    return [to_message(msg)]
+
+
 def to_message(msg: dict[str, Any]) -> dict[str, Any]:
     """An AgentScope Msg (as JSON) as a prompter message dict: its urls become content parts."""
     urls = msg.get("url") or []
@@ -34,7 +62,7 @@ def render(case: dict[str, Any]) -> Any:
     """Prompter's output for ``case``, shaped as upstream returns it."""
     msgs = case["msgs"]
     system = msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else ""
-    said = [to_message(x) for x in msgs if x["role"] != "system"]
+    said = [y for x in msgs[1 if system else 0 :] for y in to_messages(x)]
     dialect = DIALECT.get(case["api"], case["api"])
     options: dict[str, Any] = {}
     if case["version"] == "0.0.6a2":
