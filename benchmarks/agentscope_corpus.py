@@ -102,6 +102,8 @@ TARGETS = [
     ("0.0.6a2", "ollama", None, ["two", "three", "four", "no-system", "image-local"]),
     ("0.0.6a2", "ollama_generate", None, ["three", "four", "no-system"]),
     ("0.0.6a2", "zhipu", None, ["three", "four", "dict-number"]),
+    ("0.0.6a2", "post_api", None, ["three", "dict-number"]),
+    ("0.0.6a2", "litellm", None, ["three"]),
     ("0.1.6", "openai", "chat", ["three", "image-url", "image-local", "tool"]),
     ("0.1.6", "openai", "multi_agent", ["three", "four", "image-url"]),
     ("0.1.6", "anthropic", "chat", ["two", "two-user-last", "consecutive", "three", "image-url"]),

@@ -32,6 +32,7 @@ def _run006(case):
         "ollama_generate": models.OllamaGenerationWrapper,
         "zhipu": models.ZhipuAIChatWrapper,
         "litellm": models.LiteLLMChatWrapper,
+        "post_api": models.PostAPIChatWrapper,
     }[case["api"]]
     w = object.__new__(cls)
     w.model_name = case.get("model", "gpt-4o")

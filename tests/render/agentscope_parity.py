@@ -11,7 +11,7 @@ from prompter import ChatPrompter
 
 _KIND = {".mp3": "audio_url", ".wav": "audio_url", ".mp4": "video_url"}
 #: the dialect each upstream entry point renders for
-DIALECT = {"dashscope_mm": "dashscope", "common": "zhipu", "litellm": "openai"}
+DIALECT = {"dashscope_mm": "dashscope", "common": "zhipu", "litellm": "openai", "post_api": "openai"}
 
 
 def _part(url: str) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def render(case: dict[str, Any]) -> Any:
     dialect = DIALECT.get(case["api"], case["api"])
     options: dict[str, Any] = {}
     if case["version"] == "0.0.6a2":
-        if dialect != "openai":
+        if dialect != "openai" or case["api"] == "litellm":
             options = {"strategy": "multi_agent", "history_header": "## Dialogue History"}
     elif dialect != "openai":
         options = {"strategy": case["strategy"]}
