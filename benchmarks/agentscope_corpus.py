@@ -12,7 +12,11 @@ outside the repo (``/tmp/as006`` and ``/tmp/as016``, or ``AS006_PYTHON`` /
     python3 -m venv /tmp/as006 && /tmp/as006/bin/pip install --no-deps agentscope==0.0.6a2
 
 plus what importing ``agentscope.models`` / ``agentscope.formatters`` asks for
-(loguru, numpy, pillow, requests, ...). Local media live in a temporary
+(found by trial; 0.1.6: loguru sqlalchemy numpy pillow psutil requests pydantic
+shortuuid docstring_parser nest_asyncio tqdm json5 jsonschema socketio scipy;
+0.0.6a2: loguru dill psutil requests grpcio numpy dashscope tqdm flask flask_cors
+flask_sqlalchemy flask_socketio pillow openai protobuf scipy). Re-recording
+reproduces the committed file byte for byte. Local media live in a temporary
 folder, recorded as ``<DIR>`` so the test can recreate them anywhere.
 
     python benchmarks/agentscope_corpus.py          # re-record
