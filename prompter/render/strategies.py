@@ -206,7 +206,10 @@ def _lines(messages: list[Message]) -> tuple[list[str], list[ContentPart]]:
             result = {"type": "tool_result", "id": message.tool_call_id, "name": message.name, "output": text}
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
             continue
-        if text:
+        has_text = isinstance(message.content, str) or any(part.type == "text" for part in message.content)
+        if text or (has_text and not message.tool_calls):
+            # an empty text is still a turn: AgentScope writes "Bob: " (0.1.x skips only a message
+            # with no text block at all, as a tool call alone is)
             lines.append(f"{_speaker_label(message)}: {text}")
         for call in message.tool_calls:
             use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}

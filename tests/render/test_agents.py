@@ -439,3 +439,14 @@ def test_a_speaker_name_openai_refuses_is_kept_in_the_text_not_sent_as_a_400(
     body = ChatPrompter(system="").generate_prompt("When?", history=history, format="openai", strategy=strategy)
     CHECKS["openai"](body)
     assert any(f"{name}: The park opens at nine." in text for text in texts_in(body)), "the speaker was lost"
+
+
+def test_an_empty_message_keeps_its_speaker_line_as_agentscope_writes_it() -> None:
+    """AgentScope (0.0.x and 0.1.x) writes ``Bob: `` for a message with empty text: Bob spoke."""
+    said = [{"role": "assistant", "name": "Bob", "content": ""}, {"role": "user", "name": "Alice", "content": "Hm?"}]
+    body = ChatPrompter(system="").generate_prompt(said, format="zhipu", strategy="multi_agent")
+    assert body["messages"] == [{"role": "user", "content": "## Conversation History\nBob: \nAlice: Hm?"}]
+    calls = [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]
+    said[0] = {"role": "assistant", "name": "Bob", "content": "", "tool_calls": calls}
+    body = ChatPrompter(system="").generate_prompt(said, format="zhipu", strategy="multi_agent")
+    assert "Bob: " not in body["messages"][0]["content"]  # a tool call alone is its <tool_use> line
