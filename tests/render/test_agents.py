@@ -309,7 +309,9 @@ def test_agentscope_openai_keeps_every_speaker_in_the_name_field() -> None:
     ]
 
 
-def test_agentscope_dashscope_multimodal_puts_the_images_after_the_history() -> None:
+def test_agentscope_dashscope_multimodal_puts_the_images_before_the_history_as_its_code_does() -> None:
+    # The seed's documentation shows the text first; AgentScope's code (0.0.6a2 and 0.1.6, recorded in
+    # tests/render/data/agentscope.json) writes the media first, and the real outputs decide.
     msgs = [
         {
             "role": "assistant",
@@ -331,7 +333,7 @@ def test_agentscope_dashscope_multimodal_puts_the_images_after_the_history() -> 
     body = ChatPrompter(system=SYSTEM).generate_prompt(msgs, format="dashscope", history_header="## Dialogue History")
     assert body["input"]["messages"][1] == {
         "role": "user",
-        "content": [{"text": DIALOGUE}, {"image": "https://x.org/2.png"}, {"image": "https://x.org/3.png"}],
+        "content": [{"image": "https://x.org/2.png"}, {"image": "https://x.org/3.png"}, {"text": DIALOGUE}],
     }
 
 
