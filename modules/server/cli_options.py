@@ -3,9 +3,11 @@
 
 ``--torch-threads`` defaults to one less than the CPU count: PyTorch's intra-op
 threads otherwise take every core, and the HTTP event loop (parsing requests,
-writing answers) then waits behind them. Measured 2026-11-23 on 2 shared cores,
-tiny model, 16 new tokens, load from another process: one client 5 -> 29
-requests/s, 64 clients (``--max-batch-size 64``) 17-27 -> 70-80 requests/s.
+writing answers) then waits behind them. Measured 2026-11-23 on 2 cores shared
+with other work, tiny model, 16 new tokens, 64 clients in another process
+(``--max-batch-size 64``): 152 requests/s with 2 threads, 183 with 1; one
+client about the same (29-31 requests/s). The gain is modest and noisy here;
+the default matters most when other processes also load the cores.
 """
 
 from __future__ import annotations
