@@ -34,7 +34,7 @@ from modules.chat_repl import run_chat
 from modules.errors import ModuleConfigError
 from modules.eval import cli as eval_cli
 from modules.playground import cli as playground_cli
-from modules.server.cli_options import add_engine_options, engine_options
+from modules.server.cli_options import add_engine_options, apply_torch_threads, engine_options
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -171,6 +171,8 @@ def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     _check_port(args.port)
     require_extra("server")
+    if args.engine == "transformers":
+        apply_torch_threads(args)  # leave a core to the HTTP event loop (see modules.server.cli_options)
     module = load_model(args.model, args.max_new_tokens, **engine_options(args))
     try:
         t0 = time.perf_counter()

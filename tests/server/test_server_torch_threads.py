@@ -1,0 +1,42 @@
+"""``prompter serve --torch-threads``: PyTorch's intra-op threads leave a core to the HTTP event loop."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from modules.errors import ModuleConfigError
+from modules.server.cli_options import add_engine_options, apply_torch_threads, default_torch_threads
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser)
+    return parser.parse_args(list(argv))
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(None, 1), (1, 1), (2, 1), (8, 7)])
+def test_default_leaves_one_core_to_the_event_loop(cpus: int | None, expected: int) -> None:
+    assert default_torch_threads(cpus) == expected
+
+
+def test_torch_threads_option_sets_pytorch_threads() -> None:
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    try:
+        apply_torch_threads(_args("--torch-threads", "1"))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_torch_threads_below_one_is_a_config_error_naming_the_option() -> None:
+    with pytest.raises(ModuleConfigError, match="--torch-threads"):
+        apply_torch_threads(_args("--torch-threads", "0"))
+
+
+def test_engine_options_do_not_pass_torch_threads_to_the_module() -> None:
+    from modules.server.cli_options import engine_options
+
+    assert "torch_threads" not in engine_options(_args("--torch-threads", "1"))
