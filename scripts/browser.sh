@@ -26,7 +26,10 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # Debian's package names; a stale package index is refreshed once, only when the install needs it.
 if ! $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; then
-    $SUDO apt-get update -qq >/dev/null
-    $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+    if ! { $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }; then
+        # loud, but not fatal: the rest of the test job still runs, and the browser tests say why they skip
+        echo "browser.sh: WARNING: could not install chromium + chromium-driver with apt-get; the browser tests will skip" >&2
+        exit 0
+    fi
 fi
 echo "browser.sh: installed $(chromium --version 2>/dev/null | head -1)"
