@@ -21,9 +21,13 @@ hybrid caches) are run one request at a time by the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 __all__ = ["RowState", "Rows", "plain_cache_ok"]
+
+_SPARE = 64
+"""Columns a batch's cache buffer grows by at least (then by half its width): amortised O(1) appends."""
 
 
 @dataclass
@@ -135,8 +139,7 @@ class Rows:
             merged_tokens = torch.cat([self.next_tokens, tokens])
             merged_positions = torch.cat([self.positions, positions])
         cache = DynamicCache(config=self.model.config)
-        for i, (keys, values) in enumerate(merged_kv):
-            cache.update(keys, values, i)
+        cache.layers = [_growing_layer(keys, values) for keys, values in merged_kv]
         self.cache, self.mask = cache, merged_mask
         self.next_tokens, self.positions = merged_tokens, merged_positions
         self.count = int(merged_mask.shape[0])
@@ -204,6 +207,59 @@ def _zero_where_not(keep: Any, tensor: Any) -> Any:
     import torch
 
     return torch.where(keep, tensor, torch.zeros((), dtype=tensor.dtype, device=tensor.device))
+
+
+def _growing_layer(keys: Any, values: Any) -> Any:
+    """A plain ``DynamicLayer`` holding *keys*/*values* whose appends write into spare columns.
+
+    ``DynamicLayer.update`` concatenates, copying the whole cache at every step;
+    at 64 rows that copy was about a sixth of a decoding step. This layer keeps
+    its tensors as views of a wider buffer and writes each step's columns into
+    the spare room (the buffer grows by half its width when full), so a step
+    copies only the new columns. The model reads the same values; only their
+    storage differs. When :meth:`Rows.keep` assigns new ``keys``/``values``,
+    the next update starts a new buffer from them.
+    """
+    layer = _growing_class()()
+    layer.lazy_initialization(keys, values)
+    layer.keys, layer.values = keys, values
+    return layer
+
+
+@cache
+def _growing_class() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class GrowingLayer(DynamicLayer):  # type: ignore[misc]  # transformers' classes are Any to mypy
+        keys: Any
+        values: Any
+        spare: tuple[Any, Any, Any, Any] | None = None  # (keys view, values view, key buffer, value buffer)
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            n, add = self.keys.shape[-2], key_states.shape[-2]
+            spare = self.spare
+            if spare is None or spare[0] is not self.keys or spare[2].shape[-2] < n + add:
+                width = n + add + max(_SPARE, n // 2)
+                kbuf, vbuf = _widened(self.keys, width), _widened(self.values, width)
+            else:
+                kbuf, vbuf = spare[2], spare[3]
+            kbuf[:, :, n : n + add] = key_states
+            vbuf[:, :, n : n + add] = value_states
+            self.keys, self.values = kbuf[:, :, : n + add], vbuf[:, :, : n + add]
+            self.spare = (self.keys, self.values, kbuf, vbuf)
+            return self.keys, self.values
+
+    return GrowingLayer
+
+
+def _widened(tensor: Any, width: int) -> Any:
+    """A new ``[batch, heads, width, dim]`` buffer whose first columns hold *tensor*."""
+    import torch
+
+    batch, heads, n, dim = tensor.shape
+    buffer = torch.empty((batch, heads, width, dim), dtype=tensor.dtype, device=tensor.device)
+    buffer[:, :, :n] = tensor
+    return buffer
 
 
 def _left_pad(tensor: Any, width: int) -> Any:
