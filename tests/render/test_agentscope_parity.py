@@ -28,7 +28,8 @@ RECORDED: dict[str, Any] = json.loads((Path(__file__).with_name("data") / "agent
 
 #: why a case differs from AgentScope on purpose; "bug:" fixes an upstream bug (its output is refused by
 #: the API or by AgentScope's own wrapper, or loses or garbles what the caller gave), "form:" is an
-#: equivalent wire form that upstream's valid output has and ours does not
+#: equivalent wire form that upstream's valid output has and ours does not, "choice:" is a valid
+#: upstream output we render otherwise on purpose
 DELIBERATE = {
     "openai-parts": "form: 0.1.x's OpenAI formatter sends text-only content as a list of text parts; the "
     "openai dialect serves every OpenAI-compatible server and sends the plain string, since some of them "
@@ -59,8 +60,10 @@ DELIBERATE = {
     "which the Gemini API refuses ('Please ensure that multiturn requests alternate between user and "
     "model'); ours is system_instruction",
     "gemini-images": "bug: AgentScope's Gemini formatters drop every image; ours sends it (file_data)",
-    "tool-json": "bug: tool calls and results in a merged history are dropped (DashScope) or written as a "
-    "Python repr (Anthropic); ours writes <tool_use>/<tool_result> lines of JSON in every dialect",
+    "tool-dropped": "bug: DashScope's merged history drops tool calls and results; ours writes "
+    "<tool_use>/<tool_result> lines of JSON, as in every dialect",
+    "tool-repr": "choice: Anthropic's merged history writes tool calls and results as a Python repr in "
+    "the tags; ours writes the JSON every dialect gets (nothing is lost either way)",
     "ollama-url": "bug: Ollama's images get a web URL, which Ollama does not fetch (the ollama client "
     "library refuses it); ours is an UnsupportedContentError naming the remedy (download it, pass the "
     "local file)",
@@ -88,7 +91,7 @@ def why(case_id: str) -> str | None:
             return "ollama-url"
         return None
     if conv == "tool" and method == "multi_agent" and api != "common":
-        return "tool-json"
+        return "tool-repr" if api == "anthropic" else "tool-dropped"
     if method == "chat" and conv == "three" and api != "common":
         return "never-drop-names"
     if method == "auto" and conv == "two" and api in ("dashscope", "gemini"):
@@ -126,18 +129,19 @@ def test_renders_as_agentscope_or_differs_deliberately(case: dict[str, Any], tmp
 
 
 def test_the_measured_parity_does_not_regress() -> None:
-    """83 cases: 51 equal, 24 fix an upstream bug, 8 differ in an equivalent form, none impossible
+    """83 cases: 51 equal, 23 fix an upstream bug, 8 differ in an equivalent form, one is a choice
+    (Anthropic's tool repr), none impossible
     (measured 2026-11-26, after the system Msg kept its name, DashScope and Anthropic took 0.1.x's
     content-part lists under a strategy, 0.0.x's header gave LiteLLM's single message, and the Ollama
-    client's path-to-base64 step was applied to upstream's output). 75 of 83 (90%) equal-or-bug-fix; the
+    client's path-to-base64 step was applied to upstream's output). 74 of 83 (89%) equal-or-bug-fix; the
     eight "form:" cases are OpenAI's 0.1.x part lists (seven) and 0.0.x's multimodal DashScope wrapper."""
     ids = [c["id"] for c in build_cases()]
     equal = [i for i in ids if why(i) is None]
     kinds = [DELIBERATE[r].split(":")[0] for r in map(why, ids) if r is not None]
     assert len(ids) == 83
     assert len(equal) >= 51
-    assert len(equal) + kinds.count("bug") >= 75
-    assert kinds.count("form") <= 8 and "impossible" not in kinds
+    assert len(equal) + kinds.count("bug") >= 74
+    assert kinds.count("form") + kinds.count("choice") <= 9 and "impossible" not in kinds
 
 
 def test_every_deliberate_reason_is_used() -> None:
