@@ -27,6 +27,11 @@ _DIALECTS: dict[str, tuple[str, str]] = {
     "zhipu": ("prompter.render.zhipu", "render_zhipu"),
 }
 DIALECTS = frozenset(_DIALECTS)
+# dialect -> (module, function) giving its body AgentScope 0.1.x's content-part lists (strategies.text_as_parts)
+_PART_LISTS: dict[str, tuple[str, str]] = {
+    "anthropic": ("prompter.render.anthropic", "text_blocks"),
+    "dashscope": ("prompter.render.dashscope", "text_items"),
+}
 _loaded: dict[str, Callable[[Conversation], Any]] = {}
 
 
@@ -40,7 +45,7 @@ def render_dialect(
     """Render ``conv`` as the body of API dialect ``name`` (``strategy``, ``history_header`` and
     ``as_agent`` as in :func:`prompter.render.strategies.arrange`)."""
     from prompter.render.media import resolve_conversation
-    from prompter.render.strategies import arrange, checked_options
+    from prompter.render.strategies import arrange, checked_options, text_as_parts
 
     render = _loaded.get(name)
     if render is None:
@@ -51,4 +56,8 @@ def render_dialect(
         render = _loaded[name] = getattr(import_module(module), function)
     checked_options(strategy, history_header, as_agent)
     conv = resolve_conversation(conv, file_urls=name == "dashscope")
-    return render(arrange(conv, name, strategy, history_header, as_agent))
+    body = render(arrange(conv, name, strategy, history_header, as_agent))
+    if name in _PART_LISTS and text_as_parts(strategy, history_header):
+        module, function = _PART_LISTS[name]
+        body = getattr(import_module(module), function)(body)
+    return body

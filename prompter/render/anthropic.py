@@ -40,7 +40,7 @@ from prompter.render.common import (
     split_data_url,
 )
 
-__all__ = ["render_anthropic"]
+__all__ = ["render_anthropic", "text_blocks"]
 
 _IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
@@ -159,3 +159,14 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
     if functions:
         body["tools"] = [_tool(function) for function in functions]
     return body
+
+
+def text_blocks(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with every message's text given as a list of text blocks, as AgentScope 0.1.x's
+    Anthropic formatter writes it (the Messages API reads a string and one text block alike; the
+    top-level ``system`` stays a string, as AgentScope's wrapper sends it). A new body."""
+    messages = [
+        {**m, "content": _as_blocks(m["content"])} if isinstance(m["content"], str) else m
+        for m in body["messages"]
+    ]
+    return {**body, "messages": messages}

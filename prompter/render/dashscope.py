@@ -36,7 +36,7 @@ from prompter.messages import ContentPart, Message, text_of
 from prompter.render.common import conversation_messages, lift_system, tool_call_names
 from prompter.render.openai import tool_call_dicts
 
-__all__ = ["render_dashscope"]
+__all__ = ["render_dashscope", "text_items"]
 
 Content = str | list[dict[str, str]]
 
@@ -106,3 +106,17 @@ def render_dashscope(conv: Conversation) -> dict[str, Any]:
     if conv.tools is not None and len(conv.tools):
         body["parameters"] = {"tools": json.loads(conv.tools.json)}
     return body
+
+
+def text_items(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with the text of every system, user and assistant message given as a list of
+    ``{"text": ...}`` items, as AgentScope 0.1.x's DashScope formatter writes it (both generation
+    endpoints read the list; the multimodal one requires it). A tool result keeps its string, as
+    there; an empty text stays ``""``. A new body."""
+    messages = [
+        {**m, "content": [{"text": m["content"]}]}
+        if m["role"] != "tool" and isinstance(m["content"], str) and m["content"]
+        else m
+        for m in body["input"]["messages"]
+    ]
+    return {**body, "input": {**body["input"], "messages": messages}}

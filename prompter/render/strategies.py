@@ -27,7 +27,8 @@ A conversation is rearranged here, before any dialect renders it, in three steps
    local model changes only when a strategy or a point of view is asked for.
 
 Like AgentScope, Gemini and Ollama put the system prompt in the merged text (Ollama in a
-system message carrying the whole conversation); the other dialects keep their system field.
+system message carrying the whole conversation), and so does OpenAI under 0.0.x's header
+(``LEGACY_HEADER``), as 0.0.x's LiteLLM wrapper did; the other dialects keep their system field.
 
 >>> from prompter.messages import Message
 >>> conv = Conversation(system="Be brief.", history=(
@@ -48,6 +49,7 @@ from prompter.messages import ContentPart, Message
 
 __all__ = [
     "DEFAULT_HEADER",
+    "LEGACY_HEADER",
     "STRATEGIES",
     "Strategy",
     "arrange",
@@ -55,12 +57,15 @@ __all__ = [
     "checked_options",
     "point_of_view",
     "speaker_of",
+    "text_as_parts",
 ]
 
 Strategy = Literal["chat", "multi_agent", "auto"]
 STRATEGIES = frozenset(("chat", "multi_agent", "auto"))
 DEFAULT_HEADER = "## Conversation History"
 """AgentScope 0.1.x's header; ``"## Dialogue History"`` is 0.0.x's."""
+LEGACY_HEADER = "## Dialogue History"
+"""AgentScope 0.0.x's header: asking for it asks for 0.0.x's rendering (see :func:`text_as_parts`)."""
 
 # dialect -> (needs alternating user/assistant turns, needs a final user turn)
 _NEEDS: dict[str, tuple[bool, bool]] = {
@@ -89,6 +94,14 @@ def checked_options(strategy: object, history_header: object, as_agent: object) 
     if as_agent is not None and (not isinstance(as_agent, str) or not as_agent):
         shown = repr(as_agent)[:60]
         raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {shown}")
+
+
+def text_as_parts(strategy: str | None, history_header: str | None) -> bool:
+    """Whether text goes as a list of content parts in the dialects whose AgentScope 0.1.x formatter
+    writes it so (Anthropic, DashScope): when a strategy is asked for (AgentScope's formatters are
+    what the strategies reproduce), unless the header is 0.0.x's, whose wrappers sent strings.
+    Without a strategy a body keeps its dialect's usual form."""
+    return strategy is not None and history_header != LEGACY_HEADER
 
 
 def _messages(conv: Conversation) -> list[Message]:
@@ -228,6 +241,10 @@ def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
     system = conv.system_text or first_system
     lines, media = _lines(messages)
     place = _SYSTEM_PLACE.get(dialect, "field")
+    if dialect == "openai" and header == LEGACY_HEADER:
+        # 0.0.x's one merged OpenAI-format body (LiteLLMChatWrapper) is a single user message that
+        # starts with the system prompt; its OpenAI and PostAPI wrappers keep the turns instead
+        place = "text"
     components = [system if system.endswith("\n") else system + "\n"] if system and place != "field" else []
     if lines:
         components += [header, *lines]

@@ -3,6 +3,7 @@ compares them with upstream's recorded outputs; used by ``test_agentscope_parity
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -60,9 +61,9 @@ def to_message(msg: dict[str, Any]) -> dict[str, Any]:
 
 def render(case: dict[str, Any]) -> Any:
     """Prompter's output for ``case``, shaped as upstream returns it."""
-    msgs = case["msgs"]
-    system = msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else ""
-    said = [y for x in msgs[1 if system else 0 :] for y in to_messages(x)]
+    # every Msg is a message dict, the system Msg included: its name travels with it where the
+    # dialect has a name field (OpenAI), as AgentScope sends it
+    said = [y for x in case["msgs"] for y in to_messages(x)]
     dialect = DIALECT.get(case["api"], case["api"])
     options: dict[str, Any] = {}
     if case["version"] == "0.0.6a2":
@@ -72,7 +73,7 @@ def render(case: dict[str, Any]) -> Any:
         options = {"strategy": case["strategy"]}
     # 0.1.x's OpenAIFormatter keeps the turns under every method (its name field tells speakers
     # apart): docs/agents.md maps all three to format="openai" with its default strategy
-    body = ChatPrompter(system=system).generate_prompt(said, format=dialect, **options)
+    body = ChatPrompter(system="").generate_prompt(said, format=dialect, **options)
     if dialect == "dashscope":
         return body["input"]["messages"]
     if dialect == "gemini":
@@ -85,10 +86,19 @@ def render(case: dict[str, Any]) -> Any:
 
 
 def on_the_wire(case: dict[str, Any], output: Any) -> Any:
-    """Upstream's output as its SDK sends it: AgentScope's Gemini formatters return
-    google-generativeai's Python input, whose bare-string parts the SDK sends as ``{"text": ...}``
-    (``content_types.to_content``); every other output is already the request body's JSON."""
-    if DIALECT.get(case["api"], case["api"]) != "gemini" or not isinstance(output, list):
+    """Upstream's output as its SDK sends it, where the SDK rewrites it:
+
+    * AgentScope's Gemini formatters return google-generativeai's Python input, whose bare-string
+      parts the SDK sends as ``{"text": ...}`` (``content_types.to_content``);
+    * 0.0.x's Ollama wrapper hands ``images`` to the ``ollama`` client library, which sends an
+      existing file's path as the file's base64 (``_client._encode_image``, ollama>=0.1.7 as
+      AgentScope requires); anything else it sends as it is or refuses.
+
+    Every other output is already the request body's JSON."""
+    dialect = DIALECT.get(case["api"], case["api"])
+    if dialect == "ollama" and isinstance(output, list):
+        return [{**m, "images": [_ollama_image(i) for i in m["images"]]} if "images" in m else m for m in output]
+    if dialect != "gemini" or not isinstance(output, list):
         return output
     wire = []
     for turn in output:
@@ -96,3 +106,8 @@ def on_the_wire(case: dict[str, Any], output: Any) -> Any:
         parts = [parts] if isinstance(parts, str) else parts
         wire.append({**turn, "parts": [{"text": p} if isinstance(p, str) else p for p in parts or []]})
     return wire
+
+
+def _ollama_image(image: str) -> str:
+    path = Path(image)
+    return base64.b64encode(path.read_bytes()).decode("ascii") if path.is_file() else image

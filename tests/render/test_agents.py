@@ -165,9 +165,9 @@ def test_different_speakers_are_never_merged_into_one_turn(dialect: str) -> None
 def test_one_speakers_consecutive_turns_still_merge_under_chat() -> None:
     history = [{"role": "assistant", "content": "Hi"}, {"role": "assistant", "content": "there"}]
     body = ChatPrompter(system="").generate_prompt("ok", history=history, format="dashscope", strategy="chat")
-    assert body["input"]["messages"] == [
-        {"role": "assistant", "content": "Hi\nthere"},
-        {"role": "user", "content": "ok"},
+    assert body["input"]["messages"] == [  # as AgentScope 0.1.x's formatter writes text: a list of items
+        {"role": "assistant", "content": [{"text": "Hi\nthere"}]},
+        {"role": "user", "content": [{"text": "ok"}]},
     ]
 
 
@@ -211,7 +211,7 @@ def test_point_of_view_in_a_dialect_without_names_keeps_every_speaker() -> None:
     )
     CHECKS["anthropic"](body)
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
-    assert body["messages"][0]["content"] == "I am Alice."
+    assert body["messages"][0]["content"] == [{"type": "text", "text": "I am Alice."}]
 
 
 def test_auto_keeps_a_two_speaker_chat_and_merges_three_speakers() -> None:
@@ -232,7 +232,7 @@ def test_chat_falls_back_to_multi_agent_when_the_last_turn_is_not_the_users() ->
     current = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
     body = ChatPrompter(system="").generate_prompt(current, format="dashscope", strategy="chat")
     assert body["input"]["messages"] == [
-        {"role": "user", "content": "## Conversation History\nuser: Hi\nassistant: Hello"}
+        {"role": "user", "content": [{"text": "## Conversation History\nuser: Hi\nassistant: Hello"}]}
     ]
 
 
@@ -348,7 +348,8 @@ def test_multi_agent_keeps_every_turn_verbatim_with_its_speaker(turns: list[tupl
     before = copy.deepcopy(history)
     body = ChatPrompter(system="").generate_prompt("go", history=history, format="dashscope", strategy="multi_agent")
     (message,) = body["input"]["messages"]
-    lines = message["content"].split("\n")
+    (item,) = message["content"]  # one {"text": ...} item, as AgentScope 0.1.x writes it
+    lines = item["text"].split("\n")
     assert lines[0] == "## Conversation History"
     assert lines[1:] == [f"{name}: {said}" for name, _, said in turns if said] + ["user: go"]
     assert history == before
