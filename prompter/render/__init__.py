@@ -31,6 +31,7 @@ DIALECTS = frozenset(_DIALECTS)
 _PART_LISTS: dict[str, tuple[str, str]] = {
     "anthropic": ("prompter.render.anthropic", "text_blocks"),
     "dashscope": ("prompter.render.dashscope", "text_items"),
+    "openai": ("prompter.render.openai", "text_parts"),
 }
 _loaded: dict[str, Callable[[Conversation], Any]] = {}
 

@@ -13,7 +13,7 @@ from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message
 
-__all__ = ["message_dict", "openai_messages", "refuse_other_media", "render_openai", "tool_call_dicts"]
+__all__ = ["message_dict", "openai_messages", "refuse_other_media", "render_openai", "text_parts", "tool_call_dicts"]
 
 
 def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any]]:
@@ -132,3 +132,17 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
     if conv.tools is not None and len(conv.tools):
         body["tools"] = conv.tools.as_list()
     return body
+
+
+def text_parts(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with the text of every system, user and assistant message given as a list of
+    ``{"type": "text", "text": ...}`` parts, as AgentScope 0.1.x's OpenAI formatter writes it (the
+    Chat Completions API reads a string and a one-part list alike). A tool result keeps its string,
+    as there; an empty or null content stays as it is. A new body."""
+    messages = [
+        {**m, "content": [{"type": "text", "text": m["content"]}]}
+        if m["role"] != "tool" and isinstance(m.get("content"), str) and m["content"]
+        else m
+        for m in body["messages"]
+    ]
+    return {**body, "messages": messages}

@@ -98,7 +98,7 @@ def checked_options(strategy: object, history_header: object, as_agent: object) 
 
 def text_as_parts(strategy: str | None, history_header: str | None) -> bool:
     """Whether text goes as a list of content parts in the dialects whose AgentScope 0.1.x formatter
-    writes it so (Anthropic, DashScope): when a strategy is asked for (AgentScope's formatters are
+    writes it so (Anthropic, DashScope, OpenAI): when a strategy is asked for (AgentScope's formatters are
     what the strategies reproduce), unless the header is 0.0.x's, whose wrappers sent strings.
     Without a strategy a body keeps its dialect's usual form."""
     return strategy is not None and history_header != LEGACY_HEADER

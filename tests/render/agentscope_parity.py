@@ -71,8 +71,10 @@ def render(case: dict[str, Any]) -> Any:
             options = {"strategy": "multi_agent", "history_header": "## Dialogue History"}
     elif dialect != "openai":
         options = {"strategy": case["strategy"]}
-    # 0.1.x's OpenAIFormatter keeps the turns under every method (its name field tells speakers
-    # apart): docs/agents.md maps all three to format="openai" with its default strategy
+    else:
+        # 0.1.x's OpenAIFormatter keeps the turns under every method (its name field tells speakers
+        # apart): docs/agents.md maps all three to format="openai", strategy="chat"
+        options = {"strategy": "chat"}
     body = ChatPrompter(system="").generate_prompt(said, format=dialect, **options)
     if dialect == "dashscope":
         return body["input"]["messages"]

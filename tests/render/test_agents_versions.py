@@ -1,7 +1,7 @@
 """Which AgentScope version's body forms a call gets (docs/agents.md, "Strategies").
 
-A strategy asks for what AgentScope's formatters do: 0.1.x writes every text of an Anthropic or
-DashScope message as a list of content parts (``tests/render/data/agentscope.json`` records it);
+A strategy asks for what AgentScope's formatters do: 0.1.x writes every text of an Anthropic,
+DashScope or OpenAI message as a list of content parts (``tests/render/data/agentscope.json`` records it);
 ``history_header="## Dialogue History"`` asks for 0.0.x, whose wrappers sent strings and whose one
 merged OpenAI-format body (LiteLLM) starts the user message with the system prompt. Without a
 strategy a body keeps its dialect's usual form.
@@ -83,11 +83,37 @@ def test_anthropic_without_a_strategy_keeps_strings() -> None:
     assert [m["content"] for m in body["messages"]] == ["Weather?", "Sunny.", "Thanks."]
 
 
-def test_openai_keeps_strings_under_every_strategy() -> None:
-    # some OpenAI-compatible servers refuse content-part lists; the openai dialect serves them all
-    for strategy in ("chat", "auto", None):
-        body = _render("openai", strategy=strategy)
+@pytest.mark.parametrize("strategy", ["chat", "auto", "multi_agent"])
+def test_openai_under_a_strategy_writes_text_as_agentscope_0_1_does(strategy: str) -> None:
+    # 0.1.x's OpenAIFormatter writes [{"type": "text", "text": ...}] under every method
+    body = _render("openai", strategy=strategy)
+    CHECKS["openai"](body)
+    assert body["messages"][0] == {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    assert all(isinstance(m["content"], list) and m["content"] for m in body["messages"])
+
+
+def test_openai_keeps_strings_without_a_strategy_or_under_the_0_0_x_header() -> None:
+    # the plain form for servers that take only strings: no strategy, or 0.0.x's wrappers
+    for options in ({}, {"strategy": "chat", "history_header": OLD}):
+        body = _render("openai", **options)
         assert all(isinstance(m["content"], str) for m in body["messages"])
+
+
+def test_an_openai_tool_result_keeps_its_string_under_a_strategy() -> None:
+    said = [
+        {"role": "user", "name": "Alice", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "name": "Bob",
+            "content": "Let me check.",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "name": "weather", "content": "18 degrees"},
+    ]
+    body = _render("openai", said=said, strategy="chat")
+    CHECKS["openai"](body)
+    assert body["messages"][-1]["content"] == "18 degrees"
+    assert body["messages"][-2]["content"] == [{"type": "text", "text": "Let me check."}]
 
 
 def test_openai_multi_agent_under_0_0_x_is_litellms_single_user_message() -> None:
@@ -99,8 +125,8 @@ def test_openai_multi_agent_under_0_0_x_is_litellms_single_user_message() -> Non
 
 def test_openai_multi_agent_under_0_1_x_keeps_the_system_message() -> None:
     body = _render("openai", strategy="multi_agent")
-    assert body["messages"][0] == {"role": "system", "content": SYSTEM}
-    assert body["messages"][1]["content"].startswith("## Conversation History\n")
+    assert body["messages"][0] == {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    assert body["messages"][1]["content"][0]["text"].startswith("## Conversation History\n")
 
 
 def test_a_system_message_keeps_its_name_in_openai() -> None:
@@ -111,7 +137,7 @@ def test_a_system_message_keeps_its_name_in_openai() -> None:
     assert body["messages"][0] == {"role": "system", "content": SYSTEM, "name": "system"}
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "dashscope"])
+@pytest.mark.parametrize("dialect", ["anthropic", "dashscope", "openai"])
 def test_the_part_lists_leave_the_callers_messages_alone(dialect: str) -> None:
     said = copy.deepcopy(SAID)
     before = copy.deepcopy(said)
