@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiny_model_fixture import served_module, started_module, tiny_model_path  # noqa: F401 - fixtures
 
 from modules.errors import APIResponseValidationError
 from modules.eval import plan, run_plan
@@ -133,3 +134,61 @@ def test_a_source_without_logprobs_is_a_typed_error_naming_the_remedy(server: Lo
         continuation_losses({"choices": [{"index": 0}]}, [("a", "b"), ("a", "c")])
     with pytest.raises(ScoringUnsupportedError, match="give the pair a context"):
         OnlineChatModule(base_url=server.base_url, model="m").score([("", "b")])
+
+
+def _yes_no(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "path": rows,
+        "reader_cfg": {"input_columns": ["question"], "output_column": "label"},
+        "infer_cfg": {
+            # the answer starts after a newline: a token boundary, so HTTP and in-process read the same tokens
+            "prompt_template": {
+                "type": "PromptTemplate",
+                "template": {"A": "Q: {question}\nyes", "B": "Q: {question}\nno"},
+            },
+            "inferencer": {"type": "PPLInferencer"},
+        },
+    }
+
+
+def test_ppl_over_http_against_prompter_serve_picks_the_in_process_labels(
+    served_module: Any,  # noqa: F811
+    started_module: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    rows = [{"question": f"What is {i}+{i}?", "label": "AB"[i % 2]} for i in range(12)]
+    local = run_plan(plan(_yes_no(rows), {}), tmp_path / "local.jsonl", module=started_module, progress=False)
+    online = OnlineChatModule(base_url=served_module.url, model="tiny")
+    http = run_plan(plan(_yes_no(rows), {}), tmp_path / "http.jsonl", module=online, progress=False)
+    mine = [json.loads(x) for x in local.output.read_text(encoding="utf-8").splitlines()]
+    theirs = [json.loads(x) for x in http.output.read_text(encoding="utf-8").splitlines()]
+    assert [r["prediction"] for r in theirs] == [r["prediction"] for r in mine]
+    for a, b in zip(mine, theirs, strict=True):
+        assert b["label_losses"] == pytest.approx(a["label_losses"], abs=1e-4)
+    assert {r["prediction"] for r in mine} == {"A", "B"}  # both labels are chosen: the comparison means something
+
+
+def test_prompter_serve_echoes_the_prompts_tokens_with_their_logprobs(served_module: Any) -> None:  # noqa: F811
+    import httpx
+
+    text = "Q: What is 2+2?\nfour"
+    body = {"model": "tiny", "prompt": [text, "x"], "echo": True, "logprobs": 2, "max_tokens": 0}
+    r = httpx.post(served_module.url + "/completions", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    first, second = r.json()["choices"]
+    assert (first["index"], first["text"], second["index"], second["text"]) == (0, text, 1, "x")
+    logprobs = first["logprobs"]
+    n = len(logprobs["tokens"])
+    assert (
+        n > 3 and len(logprobs["token_logprobs"]) == len(logprobs["text_offset"]) == len(logprobs["top_logprobs"]) == n
+    )
+    assert logprobs["token_logprobs"][0] is None and all(v <= 0 for v in logprobs["token_logprobs"][1:])
+    assert logprobs["text_offset"][0] == 0 and logprobs["text_offset"] == sorted(logprobs["text_offset"])
+    assert text.endswith("four") and logprobs["text_offset"][-1] < len(text)
+    assert all(len(t) == 2 for t in logprobs["top_logprobs"][1:])
+    assert second["logprobs"]["token_logprobs"] == [None]
+
+    # max_tokens 0 without echo+logprobs, and echo with generation, stay refused by name
+    for bad, param in (({"max_tokens": 0}, "max_tokens"), ({"echo": True, "logprobs": 1, "max_tokens": 2}, "echo")):
+        r = httpx.post(served_module.url + "/completions", json={"model": "tiny", "prompt": "x", **bad}, timeout=30)
+        assert r.status_code == 400 and r.json()["error"]["param"] == param, r.text
