@@ -25,7 +25,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from modules.errors import MissingExtraError, ModuleConfigError
+from modules.errors import MissingExtraError, ModuleConfigError, ModuleError
+from prompter.errors import PromptError
 
 __all__ = ["import_ray", "ray_answers"]
 
@@ -40,18 +41,40 @@ def import_ray() -> Any:
         ) from exc
 
 
+def _failure(exc: BaseException) -> str:
+    return json.dumps({"failed": f"{type(exc).__name__}: {exc}"})
+
+
 class _Answerer:
-    """A Ray actor's state: the module it built and the inferencer; answers one batch of rows."""
+    """A Ray actor's state: the module it built and the inferencer; answers one batch of rows.
+
+    A mistake of ours (a ``ModuleError`` or ``PromptError``: a model folder that is not
+    there, a prompt too long) comes back as a row saying so, and the driver raises it as
+    one :class:`ModuleConfigError`; Ray would otherwise report only that an actor died.
+    """
 
     def __init__(self, model: Mapping[str, Any], inferencer: Any) -> None:
         from modules.eval.pipeline import build_module
 
-        self.module = build_module(model)
         self.inferencer = inferencer
+        self.module: Any = None
+        self.failed: str | None = None
+        try:
+            self.module = build_module(model)
+        except (ModuleError, PromptError) as exc:
+            self.failed = _failure(exc)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
         indices = [int(i) for i in batch["index"]]
-        records = [json.dumps(self.inferencer.answer(self.module, json.loads(str(job)))) for job in batch["job"]]
+        records = []
+        for job in batch["job"]:
+            if self.failed is not None:
+                records.append(self.failed)
+                continue
+            try:
+                records.append(json.dumps(self.inferencer.answer(self.module, json.loads(str(job)))))
+            except (ModuleError, PromptError) as exc:
+                records.append(_failure(exc))
         return {"index": indices, "record": records}
 
 
@@ -90,6 +113,8 @@ def ray_answers(
         expected = iter(job["index"] for job in pending)
         for row in answered.iter_rows():
             record: dict[str, Any] = json.loads(str(row["record"]))
+            if "failed" in record and "index" not in record:
+                raise ModuleConfigError(f"a Ray worker failed on sample {row['index']}: {record['failed']}")
             if record.get("index") != next(expected, None):  # preserve_order is what the resume relies on
                 raise ModuleConfigError(f"ray: a record came back out of order (sample {record.get('index')})")
             yield record

@@ -90,3 +90,16 @@ def test_ray_needs_a_model_config_not_a_module(
         run_plan(plan(_gen_dataset(str(toy)), {}, limit=2), tmp_path / "p.jsonl", module=object(), backend="ray")
     with pytest.raises(ModuleConfigError, match="backend: expected 'process' or 'ray'"):
         run_plan(plan(_gen_dataset(str(toy)), {}, limit=2), tmp_path / "p.jsonl", model={}, backend="dask")  # type: ignore[arg-type]
+
+
+def test_a_mistake_in_a_ray_worker_is_one_typed_error_naming_it(
+    tmp_path: Path,
+    toy: Path,  # noqa: F811
+    local_ray: Any,
+) -> None:
+    from modules.errors import ModuleConfigError
+
+    model = {"type": "TrainableModule", "path": str(tmp_path / "no-such-model")}
+    with pytest.raises(ModuleConfigError, match="a Ray worker failed on sample 0: .*no-such-model"):
+        run_plan(plan(_gen_dataset(str(toy)), {}, limit=2), tmp_path / "p.jsonl", model=model, backend="ray")
+    assert (tmp_path / "p.jsonl").read_text(encoding="utf-8") == ""  # nothing half-written
