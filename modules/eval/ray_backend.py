@@ -95,12 +95,15 @@ def ray_answers(
     ray = import_ray()
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ModuleConfigError(f"workers: expected an int >= 1, got {workers!r}")
+    if not pending:
+        return  # everything was answered before: no need to start Ray
     owned = not ray.is_initialized()
     if owned:
         ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+    options = ray.data.DataContext.get_current().execution_options
+    kept = options.preserve_order
+    options.preserve_order = True  # records in dataset order, written as they come (restored after)
     try:
-        context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True  # records in dataset order, written as they come
         rows = [{"index": job["index"], "job": json.dumps(job, ensure_ascii=False)} for job in pending]
         answered = ray.data.from_items(rows, override_num_blocks=min(len(rows), 4 * workers)).map_batches(
             _Answerer,
@@ -119,5 +122,6 @@ def ray_answers(
                 raise ModuleConfigError(f"ray: a record came back out of order (sample {record.get('index')})")
             yield record
     finally:
+        options.preserve_order = kept
         if owned:
             ray.shutdown()

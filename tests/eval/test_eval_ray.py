@@ -66,6 +66,10 @@ def test_ray_writes_the_predictions_file_of_the_one_process_run_and_resumes(
     again = run_eval(config, output="ray.jsonl", backend="ray", workers=1, progress=False, base_dir=tmp_path)
     assert (again.resumed, again.answered) == (5, N - 5)
     assert out.read_bytes() == expected
+    done = run_eval(config, output="ray.jsonl", backend="ray", workers=1, progress=False, base_dir=tmp_path)
+    assert (done.resumed, done.answered) == (N, 0)
+    # the process's Ray Data settings are left as they were (the run sets preserve_order for itself)
+    assert local_ray.data.DataContext.get_current().execution_options.preserve_order is False
 
 
 def test_without_ray_the_error_names_the_extra_and_nothing_is_written(
