@@ -10,6 +10,8 @@
     prompter playground [--port 8765]               the prompt playground in the browser (no model)
     prompter render "INSTRUCTION" "INPUT" [--format openai] [--model-format qwen2.5] [--system ...]
     prompter view "INSTRUCTION" "INPUT" [--model-format qwen2.5]
+    prompter view CONFIG [--limit N]                 an eval config's final prompts, sample by sample
+    prompter eval CONFIG [--workers N | --ray [ADDRESS]]   run an eval config into predictions JSONL
 
 ``render`` prints what a ``ChatPrompter`` builds (the string for a model, or
 an API body as JSON); ``view`` shows both side by side, control tokens and all.
@@ -86,9 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     playground_cli.add_parser(sub)
 
     for name in ("render", "view"):
-        cmd = sub.add_parser(name, help=f"{name} a ChatPrompter's prompt", formatter_class=defaults)
-        cmd.add_argument("instruction", help="the instruction template ({slot}s allowed)")
-        cmd.add_argument("input", help="the input: a str, or a JSON object of slot values")
+        helps = {"render": "render a ChatPrompter's prompt", "view": "view a ChatPrompter's prompt or an eval config's"}
+        cmd = sub.add_parser(name, help=helps[name], formatter_class=defaults)
+        if name == "view":
+            cmd.add_argument("instruction", help="the instruction template ({slot}s allowed), or an eval config file")
+            cmd.add_argument("input", nargs="?", default=None, help="the input (leave out for an eval config)")
+            cmd.add_argument("--limit", type=int, default=None, help="eval config: only the first N samples")
+            cmd.add_argument("--compat", default=None, choices=["opencompass", "aisbench"], help="eval config: mode")
+        else:
+            cmd.add_argument("instruction", help="the instruction template ({slot}s allowed)")
+            cmd.add_argument("input", help="the input: a str, or a JSON object of slot values")
         cmd.add_argument("--history", default=None, help='JSON: [["q", "a"], ...] or message dicts')
         cmd.add_argument("--model-format", default=None, help="a registered family, e.g. qwen2.5 (default: generic)")
         cmd.add_argument("--system", default=None, help="system prompt (default: the prompter's own)")
@@ -240,6 +249,14 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
+    if args.input is None:  # `prompter view CONFIG`: an evaluation config's final prompts
+        config = Path(args.instruction)
+        if config.suffix not in (".py", ".json") or not config.is_file():
+            raise ModuleConfigError(
+                f"view: {args.instruction!r} is no evaluation config file (.py or .json); to view a "
+                "ChatPrompter's prompt give the INSTRUCTION and the INPUT"
+            )
+        return eval_cli.run_view(config, args.limit, args.compat)
     prompter, value, history = _prompt_args(args)
     text = prompter.generate_prompt(value, history=history, model_format=args.model_format)
     body = prompter.generate_prompt(value, history=history, format="openai", model_format=args.model_format)

@@ -3,20 +3,22 @@
 CONFIG is a ``.json`` file, or a ``.py`` file written as OpenCompass configs are
 (it is run as Python, like any config of yours, so only run files you trust). It
 defines ``dataset`` (or a one-item ``datasets``) and ``model`` (or ``models``), and
-may set ``output``, ``workers`` and ``compat``. Paths in it are relative to its folder.
+may set ``output``, ``workers``, ``compat`` and ``backend`` (``"ray"``, with ``ray_address``).
+Paths in it are relative to its folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import runpy
 from pathlib import Path
 from typing import Any
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["add_parser", "load_config", "run", "view"]
+__all__ = ["add_parser", "colour_wanted", "load_config", "run", "run_view", "view"]
 
 
 def add_parser(sub: Any) -> None:
@@ -32,6 +34,14 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("--compat", default=None, choices=["opencompass", "aisbench"], help="upstream's exact prompts")
     cmd.add_argument("--limit", type=int, default=None, help="only the first N samples")
     cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="answer on Ray ('ray' extra), --workers actors: a local Ray, or the cluster at ADDRESS (auto, ray://...)",
+    )
     cmd.add_argument(
         "--view",
         type=int,
@@ -60,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     """Handle ``prompter eval``."""
     from modules.eval.runner import run_eval
 
-    config = load_config(args.config)
     if args.view is not None:
-        return view(config, args.view, compat=args.compat, base_dir=Path(args.config).resolve().parent)
+        return run_view(Path(args.config), args.view, args.compat)
+    config = load_config(args.config)
     stats = run_eval(
         config,
         output=args.output,
@@ -71,19 +81,35 @@ def run(args: argparse.Namespace) -> int:
         compat=args.compat,
         limit=args.limit,
         base_dir=Path(args.config).resolve().parent,
+        backend="ray" if args.ray is not None else None,
+        ray_address=args.ray or None,
     )
     print(f"{stats.output}: {stats.total} samples, {stats.resumed} resumed, {stats.answered} answered")
     return 0
 
 
-def view(config: dict[str, Any], n: int, *, compat: Any = None, base_dir: Path = Path("."), stream: Any = None) -> int:
-    """Print the final prompt of each of the first ``n`` samples, headers coloured on a terminal."""
+def run_view(path: Path, n: int | None, compat: Any = None) -> int:
+    """``prompter view CONFIG`` and ``prompter eval CONFIG --view N``: the config file's final prompts."""
+    return view(load_config(path), n, compat=compat, base_dir=path.resolve().parent)
+
+
+def colour_wanted(stream: Any) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set to anything but ``""`` (no-color.org)."""
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+
+def view(
+    config: dict[str, Any], n: int | None, *, compat: Any = None, base_dir: Path = Path("."), stream: Any = None
+) -> int:
+    """Print the final prompt of each of the first ``n`` samples (all: None), headers coloured on a terminal."""
     import sys
 
     from modules.eval.pipeline import plan
 
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+        raise ModuleConfigError(f"the number of samples to view: expected an int >= 0, got {n!r}")
     out = stream if stream is not None else sys.stdout
-    colour = bool(getattr(out, "isatty", lambda: False)())
+    colour = colour_wanted(out)
     datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
     models = config.get("models", [config["model"]] if "model" in config else [])
     if len(datasets) != 1:

@@ -13,7 +13,9 @@ processes: :meth:`job` renders a sample's prompt(s) into a plain, picklable dict
 
 Any module works for Gen: a local module is given the raw text (``prepare_text``),
 any other is called with it. PPL needs a module with ``score(pairs)``
-(:meth:`modules.local.trainable.TrainableModule.score`).
+(:meth:`modules.local.trainable.TrainableModule.score`, or
+:meth:`modules.online.module.OnlineChatModule.score` over a server's ``/completions``
+logprobs, :mod:`modules.online.scoring`).
 """
 
 from __future__ import annotations
@@ -234,7 +236,7 @@ class PPLInferencer:
         if score is None:
             raise ModuleConfigError(
                 f"{type(module).__name__} cannot score continuations; PPL needs a module with score(pairs) "
-                "such as TrainableModule"
+                "such as TrainableModule, or OnlineChatModule on a server with /completions logprobs"
             )
         pairs = [tuple(p) for p in job["pairs"]]
         losses = score(pairs, batch_size=max(len(pairs), 1))

@@ -11,7 +11,8 @@ the rest. A record whose prompt differs from what the config renders now means t
 file belongs to another evaluation: that is an error, never a silent mix.
 
 Worker processes answer jobs independently and each job is scored in one batch of
-its own, so predictions do not depend on ``workers``.
+its own, so predictions do not depend on ``workers``. ``backend="ray"`` answers
+them on a Ray cluster instead (:mod:`modules.eval.ray_backend`), into the same file.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from modules.errors import ModuleConfigError
 from modules.eval.pipeline import Plan, build_module, plan
 from prompter.templates.compat import Compat
 from prompter.templates.config import type_name
 
-__all__ = ["Progress", "RunStats", "read_done", "run_eval", "run_plan"]
+__all__ = ["Backend", "Progress", "RunStats", "read_done", "run_eval", "run_plan"]
+
+Backend = Literal["process", "ray"]
+"""Where jobs are answered: this process and its worker processes, or a Ray cluster."""
 
 
 @dataclass(frozen=True)
@@ -127,14 +131,28 @@ def run_plan(
     module: Any = None,
     workers: int = 1,
     progress: bool = True,
+    backend: Backend = "process",
+    ray_address: str | None = None,
 ) -> RunStats:
-    """Answer ``the_plan``'s jobs with ``module`` (or modules built from ``model``) into ``output``."""
+    """Answer ``the_plan``'s jobs with ``module`` (or modules built from ``model``) into ``output``.
+
+    ``backend="ray"`` answers them with ``workers`` Ray actors (:mod:`modules.eval.ray_backend`),
+    on the cluster at ``ray_address`` or a local Ray; the predictions file is the same.
+    """
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ModuleConfigError(f"workers: expected an int >= 1, got {workers!r}")
+    if backend not in ("process", "ray"):
+        raise ModuleConfigError(f"backend: expected 'process' or 'ray', got {backend!r}")
     if module is None and model is None:
         raise ModuleConfigError("give a module, or a model config to build one from")
-    if module is not None and workers > 1:
-        raise ModuleConfigError("workers > 1 builds a module in each process: give the model config, not a module")
+    if module is not None and (workers > 1 or backend == "ray"):
+        raise ModuleConfigError(
+            "workers > 1 and backend='ray' build a module in each worker: give the model config, not a module"
+        )
+    if backend == "ray":
+        from modules.eval.ray_backend import import_ray
+
+        import_ray()  # a missing extra is said before anything is written
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     jobs = the_plan.jobs()
@@ -144,7 +162,13 @@ def run_plan(
     answered = 0
     try:
         with path.open("a", encoding="utf-8") as handle:
-            for record in _answers(the_plan, pending, model, module, workers):
+            if backend == "ray":
+                from modules.eval.ray_backend import ray_answers
+
+                answers = ray_answers(the_plan.inferencer, pending, model or {}, workers=workers, address=ray_address)
+            else:
+                answers = _answers(the_plan, pending, model, module, workers)
+            for record in answers:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
                 handle.flush()
                 answered += 1
@@ -200,10 +224,13 @@ def run_eval(
     compat: Compat | None = None,
     limit: int | None = None,
     base_dir: str | Path = ".",
+    backend: Backend | None = None,
+    ray_address: str | None = None,
 ) -> RunStats:
     """Run the evaluation a config describes (``dataset`` or one-item ``datasets``, ``model``/``models``).
 
-    The config may also set ``output``, ``workers`` and ``compat``; arguments win.
+    The config may also set ``output``, ``workers``, ``compat``, ``backend`` and ``ray_address``;
+    arguments win.
     """
     datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
     models = config.get("models", [config["model"]] if "model" in config else [])
@@ -223,4 +250,6 @@ def run_eval(
         module=module,
         workers=workers or int(config.get("workers", 1)),
         progress=progress,
+        backend=backend or config.get("backend", "process"),
+        ray_address=ray_address or config.get("ray_address"),
     )

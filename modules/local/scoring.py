@@ -25,7 +25,7 @@ from typing import Any
 from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError
 from modules.local.safe_tokens import encode_with_spans
 
-__all__ = ["continuation_nll", "encode_pair"]
+__all__ = ["continuation_nll", "encode_pair", "text_logprobs"]
 
 
 def _as_data(tokenizer: Any, text: str) -> list[int]:
@@ -86,4 +86,62 @@ def continuation_nll(
             positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
             targets = torch.tensor(cont, dtype=torch.long)
             out.append(float(-logp[row, positions, targets].mean()))
+    return out
+
+
+def _offsets(tokenizer: Any, ids: list[int]) -> list[int]:
+    """Each token's first character in the decoded text (never decreasing; a token that ends inside a
+    character, as a byte-level token may, starts where the previous one did)."""
+    out: list[int] = []
+    for t in range(len(ids)):
+        at = len(tokenizer.decode(ids[:t])) if t else 0
+        out.append(max(at, out[-1]) if out else at)
+    return out
+
+
+def text_logprobs(
+    model: Any, tokenizer: Any, texts: Sequence[str], *, max_context: int, top: int = 0
+) -> list[dict[str, Any]]:
+    """Each text's tokens with their log-probabilities, as OpenAI's ``echo`` + ``logprobs`` gives them.
+
+    A dict per text: ``tokens``, ``token_logprobs`` (the first ``None``: nothing precedes it),
+    ``text_offset`` and ``top_logprobs`` (the ``top`` likeliest tokens at each position, or
+    ``None``). The text is tokenized as data, as :func:`continuation_nll` tokenizes it.
+    """
+    import torch
+
+    if model is None:
+        raise ModelNotStartedError("call start() before scoring")
+    if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 5:
+        raise ModuleConfigError(f"logprobs: expected an int 0..5, got {top!r}")
+    out: list[dict[str, Any]] = []
+    for text in texts:
+        if not isinstance(text, str):
+            raise ModuleConfigError(f"prompt: expected text, got {type(text).__name__}")
+        ids = _as_data(tokenizer, text)
+        if len(ids) > max_context:
+            raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
+        values: list[float | None] = [None] * min(len(ids), 1)
+        tops: list[dict[str, float] | None] = [None] * min(len(ids), 1)
+        if len(ids) > 1:
+            with torch.no_grad():
+                logits = model(input_ids=torch.tensor([ids], dtype=torch.long, device=model.device)).logits
+            logp = torch.log_softmax(logits[0].float(), dim=-1).cpu()[:-1]  # position p predicts token p + 1
+            values += [float(v) for v in logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]]
+            if top:
+                best = torch.topk(logp, top, dim=-1)
+                tops += [
+                    dict(zip(tokenizer.convert_ids_to_tokens(i.tolist()), (float(x) for x in v), strict=True))
+                    for v, i in zip(best.values, best.indices, strict=True)
+                ]
+            else:
+                tops += [None] * (len(ids) - 1)
+        out.append(
+            {
+                "tokens": tokenizer.convert_ids_to_tokens(ids),
+                "token_logprobs": values,
+                "text_offset": _offsets(tokenizer, ids),
+                "top_logprobs": tops,
+            }
+        )
     return out

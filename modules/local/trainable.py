@@ -461,6 +461,15 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                 self._backend.model, tokenizer, pairs, max_context=self.max_context, batch_size=batch_size
             )
 
+    def text_logprobs(self, texts: Sequence[str], *, top: int = 0) -> list[dict[str, Any]]:
+        """Each text's token log-probabilities as OpenAI's ``echo`` + ``logprobs`` gives them (the server's
+        ``/v1/completions`` scoring; :func:`modules.local.scoring.text_logprobs`)."""
+        from modules.local.scoring import text_logprobs
+
+        tokenizer = self._load_tokenizer()
+        with self._backend.lock:
+            return text_logprobs(self._backend.model, tokenizer, texts, max_context=self.max_context, top=top)
+
     # -- generating ------------------------------------------------------------------------------
 
     def _complete(self, request: LocalRequest) -> Completion:

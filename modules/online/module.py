@@ -346,6 +346,29 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         body = {"model": options.pop("model", self.model), **prompt, **options}
         return ChatRequest(url=self._url, headers=self._headers, body=body)
 
+    def score(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8) -> list[float]:
+        """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
+
+        The contract of ``TrainableModule.score``, through the server's ``/completions`` with
+        ``echo`` and ``logprobs`` (see :mod:`modules.online.scoring`); ``batch_size`` texts per request.
+        """
+        from modules.online import scoring
+
+        if self._dialect is not None:
+            raise scoring.unsupported(self.source)
+        checked = scoring.checked_pairs(pairs, batch_size)
+        out: list[float] = []
+        for start in range(0, len(checked), batch_size):
+            batch = checked[start : start + batch_size]
+            body = scoring.score_body(self.model, [context + continuation for context, continuation in batch])
+            request = ChatRequest(url=self.base_url + "/completions", headers=self._headers, body=body)
+            try:
+                outcome = self._request(request)
+            except APIStatusError as exc:
+                raise (scoring.refused(exc) or exc) from None
+            out += scoring.losses_of(outcome.body, batch)
+        return out
+
     # -- sending -----------------------------------------------------------------
 
     def _send(self, request: ChatRequest, content: bytes, deadline: float | None) -> requests.Response:

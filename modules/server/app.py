@@ -10,7 +10,8 @@ URL to give any OpenAI client::
     m.stop()
 
 Endpoints: ``POST /v1/chat/completions`` (stream or not, tools),
-``POST /v1/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``,
+``POST /v1/completions`` (also scoring: ``echo`` + ``logprobs`` + ``max_tokens: 0``,
+:mod:`modules.server.scoring`), ``GET /v1/models``, ``GET /v1/models/{id}``,
 ``GET /health``; the schema is at ``/openapi.json``.
 
 What the server promises:
@@ -54,6 +55,7 @@ from modules.server.body_limit import MAX_BODY_BYTES, BodyLimit, ParsedOnceRoute
 from modules.server.errors import HTTPError, cancelled_error, from_exception
 from modules.server.lifecycle import ServerState, ServerThread
 from modules.server.schema import ChatCompletionRequest, CompletionRequest
+from modules.server.scoring import is_scoring, score_response
 from modules.server.sse import chat_events, text_events
 from modules.server.validation import finish_reason, generation_options, message_dict, refuse_unsupported
 
@@ -207,6 +209,10 @@ def create_app(
     async def completions(body: CompletionRequest, http: Request) -> Any:
         """OpenAI (legacy) text completions: the prompt is plain text, never control tokens."""
         check_model(body.model)
+        if is_scoring(body):  # echo + logprobs + max_tokens=0: the prompt's token logprobs, no generation
+            return await score_response(state, body)
+        if body.max_tokens == 0:
+            raise HTTPError(400, "max_tokens: 0 only scores the prompt (echo=true, logprobs)", param="max_tokens")
         refuse_unsupported(body, chat=False)
         prompt = body.prompt
         if isinstance(prompt, list):

@@ -89,3 +89,5 @@ class ChatCompletionRequest(Sampling):
 
 class CompletionRequest(Sampling):
     prompt: str | list[str]
+    # 0 only scores the prompt (echo=true with logprobs): see modules.server.scoring
+    max_tokens: int | None = Field(default=None, ge=0, le=MAX_TOKENS)

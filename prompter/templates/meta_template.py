@@ -84,9 +84,9 @@ class MetaTemplate:
     reserved_roles: tuple[RoleSpec, ...]
     """Roles outside the rounds (``SYSTEM``), written wherever a turn names them."""
     begin: str
-    """Written once before the prompt (LM models)."""
+    """Written once before the prompt (API models: at the start of the first turn's text)."""
     end: str
-    """Written once after the prompt, unless gen mode stopped it (LM models)."""
+    """Written once after the prompt, unless gen mode stopped it (API models: after the last turn's text)."""
     eos_token_id: int | None
     """The model's end-of-answer token id, for the inferencer; not used in rendering."""
     compat: Compat | None
@@ -191,7 +191,9 @@ class MetaTemplate:
         """The turns an API model takes: ``[{"role": api_role, "prompt": ...}, ...]``.
 
         Consecutive turns of the same ``api_role`` are joined with ``"\\n"``; in gen mode
-        the model's own last turn is left out. A string becomes one ``HUMAN`` turn.
+        the model's own last turn is left out. A string becomes one ``HUMAN`` turn. The meta
+        ``begin`` opens the first turn's text and ``end`` closes the last one's (as :meth:`parse`
+        writes them: ``end`` not in gen mode when the model's turn stopped the prompt).
 
         >>> api = MetaTemplate(round=[dict(role="HUMAN", api_role="HUMAN"),
         ...                           dict(role="BOT", api_role="BOT", generate=True)])
@@ -210,13 +212,9 @@ class MetaTemplate:
         items = _items(prompt)
         if not self.round:
             return [{"role": "HUMAN", "prompt": _plain(items)}]
-        if self.begin or self.end:
-            raise EvalTemplateError(
-                "begin/end: an API model takes turns, not a surrounding string; leave begin and end empty "
-                "in an API meta template"
-            )
         out: list[dict[str, Any]] = []
-        for turn in self._walk(items, mode).turns:
+        walk = self._walk(items, mode)
+        for turn in walk.turns:
             if turn.spec is None:
                 if isinstance(turn.prompt, str) and not turn.prompt.strip():
                     continue
@@ -235,7 +233,9 @@ class MetaTemplate:
                 last["prompt"] += "\n" + turn.prompt
             else:
                 out.append({"role": turn.spec.api_role, "prompt": turn.prompt})
-        return out
+        # the meta begin/end surround the whole prompt, as in parse(): begin opens the first turn's
+        # text, end closes the last one's unless gen mode stopped where the model answers
+        return _surround(out, self.begin, self.end if walk.stop is None else "")
 
     # -- reading a PromptList --------------------------------------------------------------------
 
@@ -385,6 +385,24 @@ def _check_messages(messages: object) -> tuple[dict[str, Any], ...]:
             raise EvalTemplateError(f"messages[{i}]['content']: expected a string, got {message.get('content')!r}")
         out.append(dict(message))
     return tuple(out)
+
+
+def _surround(turns: list[dict[str, Any]], begin: str, end: str) -> list[dict[str, Any]]:
+    """``turns`` with ``begin`` before the first turn's text and ``end`` after the last one's (new dicts)."""
+    if not turns or not (begin or end):
+        return turns
+    if begin:
+        turns[0] = {**turns[0], "prompt": _joined(begin, turns[0]["prompt"], front=True)}
+    if end:
+        turns[-1] = {**turns[-1], "prompt": _joined(end, turns[-1]["prompt"], front=False)}
+    return turns
+
+
+def _joined(text: str, prompt: str | list[Any], front: bool) -> str | list[Any]:
+    if isinstance(prompt, str):
+        return text + prompt if front else prompt + text
+    part = {"type": "text", "text": text}  # content parts: the string is one text part of its own
+    return [part, *prompt] if front else [*prompt, part]
 
 
 def _check_mode(mode: str) -> None:

@@ -319,12 +319,6 @@ META_ERRORS = [
         "api_role",
         id="api-without-api-role",
     ),
-    pytest.param(
-        lambda: MetaTemplate(round=ROUND, begin="b").parse_api(PromptList([turn(H, "x")])),
-        EvalTemplateError,
-        "begin",
-        id="api-with-begin",
-    ),
     pytest.param(lambda: MetaTemplate(round=ROUND).parse(42), InputTypeError, "prompt", id="not-a-list"),  # type: ignore[arg-type]
 ]
 

@@ -1,0 +1,77 @@
+"""``POST /v1/completions`` with ``echo: true, logprobs: N, max_tokens: 0``: the prompt's token logprobs.
+
+The legacy OpenAI Completions API (and vLLM's server) answer such a request with no
+new token and, per prompt, the prompt's own tokens with ``token_logprobs`` (``null``
+for the first), ``text_offset`` and ``top_logprobs``. This is how an evaluation
+scores a text over HTTP (:mod:`modules.online.scoring`), so PPL against this server
+picks what in-process PPL picks where both read the same tokens.
+
+Only that combination is served: ``echo`` or ``logprobs`` with generation stay a 400,
+as does ``max_tokens: 0`` without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import uuid
+from typing import Any
+
+from modules.server.errors import HTTPError, from_exception
+
+__all__ = ["MAX_SCORED_PROMPTS", "is_scoring", "score_response"]
+
+MAX_SCORED_PROMPTS = 64
+"""The most prompts one scoring request may hold."""
+
+
+def is_scoring(body: Any) -> bool:
+    """Whether ``body`` asks to score its prompt: ``echo: true``, ``logprobs`` 0..5, ``max_tokens: 0``."""
+    extra = body.model_extra or {}
+    top = extra.get("logprobs")
+    return (
+        extra.get("echo") is True
+        and body.max_tokens == 0
+        and isinstance(top, int)
+        and not isinstance(top, bool)
+        and 0 <= top <= 5
+    )
+
+
+async def score_response(state: Any, body: Any) -> dict[str, Any]:
+    """The ``text_completion`` answer to a scoring request (checked with :func:`is_scoring`)."""
+    extra = body.model_extra or {}
+    for key in sorted(set(extra) - {"echo", "logprobs"}):
+        if extra[key] is not None:
+            raise HTTPError(400, f"the option {key[:100]!r} is not supported by this server when scoring", param=key)
+    if body.stream:
+        raise HTTPError(400, "stream: scoring a prompt (echo with max_tokens=0) answers at once", param="stream")
+    if body.n not in (None, 1):
+        raise HTTPError(400, f"n={body.n} is not supported by this server", param="n")
+    texts = [body.prompt] if isinstance(body.prompt, str) else list(body.prompt)
+    if not 1 <= len(texts) <= MAX_SCORED_PROMPTS:
+        raise HTTPError(400, f"prompt: 1 to {MAX_SCORED_PROMPTS} prompts to score, got {len(texts)}", param="prompt")
+    score = getattr(state.module, "text_logprobs", None)
+    if score is None:
+        raise HTTPError(400, "echo with logprobs is not supported by this server's engine", param="echo")
+    cancel = state.admit()
+    try:
+        loop = asyncio.get_running_loop()
+        scored = await loop.run_in_executor(state.executor, functools.partial(score, texts, top=extra["logprobs"]))
+    except BaseException as exc:
+        raise from_exception(exc) from None
+    finally:
+        state.release(cancel)
+    tokens = sum(len(s["tokens"]) for s in scored)
+    return {
+        "id": "cmpl-" + uuid.uuid4().hex,
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": state.model_name,
+        "choices": [
+            {"index": i, "text": text, "finish_reason": "length", "logprobs": logprobs}
+            for i, (text, logprobs) in enumerate(zip(texts, scored, strict=True))
+        ],
+        "usage": {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens},
+    }
