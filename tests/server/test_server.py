@@ -317,13 +317,25 @@ def test_client_disconnect_stops_its_generation(served_module: TrainableModule) 
 
 
 def test_client_giving_up_on_a_plain_request_stops_its_generation(served_module: TrainableModule) -> None:  # noqa: F811
+    """Counted in decoding steps, not in time: the tiny model ends this answer by itself after
+    about 700 tokens, which an idle machine generates within the client's patience. So the test holds
+    the model (its turn lock) until the client has given up and the server has flagged the
+    request, then lets it go: a cancelled request takes a step at most, a running one hundreds."""
+    b = served_module._backend
+    state = b.server.app.state.prompter
     body = {"model": "tiny", "messages": USER, "max_tokens": 1800}
-    with pytest.raises(httpx.ReadTimeout):
-        httpx.post(served_module.url + "/chat/completions", json=body, timeout=httpx.Timeout(30, read=0.5))
+    steps = b.batcher.step_count
+    with b.lock:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(served_module.url + "/chat/completions", json=body, timeout=httpx.Timeout(30, read=0.5))
+        t0 = time.perf_counter()
+        while not (state.cancels and all(c.is_set() for c in list(state.cancels))) and time.perf_counter() - t0 < 10:
+            time.sleep(0.02)
     t0 = time.perf_counter()
-    while _in_flight(served_module) and time.perf_counter() - t0 < 5:
+    while _in_flight(served_module) and time.perf_counter() - t0 < 10:
         time.sleep(0.02)
     assert _in_flight(served_module) == 0, "the generation kept running after the client left"
+    assert b.batcher.step_count - steps <= 2, "the request was generated after its client had left"
 
 
 def test_stop_ends_requests_in_flight_with_an_error_never_a_silent_cut(tiny_model_path: Path) -> None:  # noqa: F811
