@@ -19,6 +19,7 @@ made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,9 +99,12 @@ def plan(
     reader = dict(dataset.get("reader_cfg") or {})
     output_column = reader.get("output_column")
     infer = dict(dataset.get("infer_cfg") or {})
-    unknown = sorted(set(infer) - {"ice_template", "prompt_template", "retriever", "inferencer"})
+    known = ("ice_template", "prompt_template", "retriever", "inferencer")
+    unknown = sorted(map(str, set(infer) - set(known)))
     if unknown:
-        raise ModuleConfigError(f"infer_cfg: unknown key(s) {unknown}")
+        hints = [f"{close[0]!r} for {key!r}" for key in unknown if (close := difflib.get_close_matches(key, known, 1))]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise ModuleConfigError(f"infer_cfg: unknown key(s) {unknown}{hint}; an infer_cfg has {list(known)}")
     ice_t = build(infer["ice_template"], where="ice_template", compat=compat) if "ice_template" in infer else None
     prompt_t = (
         build(infer["prompt_template"], where="prompt_template", compat=compat) if "prompt_template" in infer else None

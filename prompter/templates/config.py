@@ -17,6 +17,7 @@ A model's ``meta_template`` has no ``type``: :func:`build_meta` reads the dict f
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -111,9 +112,12 @@ def build_meta(cfg: object, *, compat: Compat | None = None) -> MetaTemplate:
     if isinstance(cfg, MetaTemplate):
         return cfg
     if isinstance(cfg, Mapping):
-        unknown = sorted(map(str, set(cfg) - {"round", "reserved_roles", "begin", "end", "eos_token_id"}))
+        known = ("round", "reserved_roles", "begin", "end", "eos_token_id")
+        unknown = sorted(map(str, set(cfg) - set(known)))
         if unknown:
-            raise EvalTemplateError(f"meta_template: unknown key(s) {unknown}")
+            hints = [f"{c[0]!r} for {key!r}" for key in unknown if (c := difflib.get_close_matches(key, known, 1))]
+            hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+            raise EvalTemplateError(f"meta_template: unknown key(s) {unknown}{hint}; a meta template has {list(known)}")
         return MetaTemplate(**cfg, compat=compat)
     if isinstance(cfg, Sequence) and not isinstance(cfg, str):
         return MetaTemplate.from_messages(cfg, compat=compat)

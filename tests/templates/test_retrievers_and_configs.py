@@ -147,3 +147,8 @@ def test_default_mode_keeps_one_pass_filling_while_compat_fills_again() -> None:
     entry = {"q": "{a}", "a": "2"}
     assert PromptTemplate("{q}={a}").generate_item(entry) == "{a}=2"
     assert PromptTemplate("{q}={a}", compat="opencompass").generate_item(entry) == "2=2"
+
+
+def test_a_misspelled_meta_template_key_names_the_key_it_resembles() -> None:
+    with pytest.raises(EvalTemplateError, match=r"\['rounds'\] \(did you mean 'round' for 'rounds'\?\)"):
+        build_meta({"rounds": [{"role": "HUMAN"}]})
