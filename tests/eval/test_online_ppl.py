@@ -87,17 +87,7 @@ def test_score_is_the_mean_continuation_loss_from_the_echoed_logprobs(server: Lo
 
 def test_the_ppl_inferencer_runs_over_an_online_module(server: LoopbackServer, tmp_path: Path) -> None:
     rows = [{"question": f"What is {i}+{i}?", "label": "AB"[i % 2]} for i in range(6)]
-    dataset = {
-        "path": rows,
-        "reader_cfg": {"input_columns": ["question"], "output_column": "label"},
-        "infer_cfg": {
-            "prompt_template": {
-                "type": "PromptTemplate",
-                "template": {"A": "Q: {question}\nyes", "B": "Q: {question}\nno"},
-            },
-            "inferencer": {"type": "PPLInferencer"},
-        },
-    }
+    dataset = _yes_no(rows)
     module = OnlineChatModule(base_url=server.base_url, model="m", api_key=KEY)
     stats = run_plan(plan(dataset, {}), tmp_path / "p.jsonl", module=module, progress=False)
     assert stats.answered == 6
