@@ -6,7 +6,8 @@
 
 For each of the 40 templates in ``prompter/formats/chat_templates/`` and each case
 (1, 3 and 10 user turns, with and without a system message, with and without tools
-where the template reads ``tools``): ``ModelFormat.render`` against transformers'
+where the template reads ``tools``, and with tools also an agent step: an assistant tool call
+and the tool's result after the last question, case ``+call``): ``ModelFormat.render`` against transformers'
 ``render_jinja_template`` on the same template and the same tokens; the two texts are
 compared byte for byte (a case transformers itself refuses — a template that raises on a
 system message — is listed as ``refused``, not timed). Two families render on purpose what
@@ -79,6 +80,21 @@ def conversation(turns: int, system: bool) -> list[dict[str, str]]:
             messages.append({"role": "assistant", "content": f"Answer number {i}: Paris is the capital."})
         messages.append({"role": "user", "content": f"Question {i + 1}: what is the capital of France?"})
     return messages
+
+
+def agent_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` (ending with a user question) plus a typical agent step: the assistant calls a
+    tool and the tool's result follows (the model is then asked for its answer)."""
+    call = {
+        "id": "abc123XYZ",  # nine letters and digits: Mistral's templates insist
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}},
+    }
+    return [
+        *messages,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "abc123XYZ", "name": "get_weather", "content": '{"temperature": 21}'},
+    ]
 
 
 def per_call_us(fn: Callable[[], Any], number: int, repeat: int) -> float:
@@ -158,20 +174,25 @@ def transformers_render(fmt: ModelFormat, messages: Any, tools: Any) -> Callable
     return render
 
 
-def cases(fmt: ModelFormat) -> list[tuple[str, list[dict[str, str]], Any]]:
-    found = []
-    for tools in (None, TOOLS) if reads_tools(fmt) else (None,):
+def cases(fmt: ModelFormat) -> list[tuple[str, list[dict[str, Any]], Any]]:
+    """Every case of ``fmt``: with tools (where the template reads them) also an agent step in
+    the history (``+call``: an assistant tool call and the tool's result, :func:`agent_turn`)."""
+    found: list[tuple[str, list[dict[str, Any]], Any]] = []
+    tooled = reads_tools(fmt)
+    for tools in (None, TOOLS) if tooled else (None,):
         for system in (False, True):
             for turns in (1, 3, 10):
                 name = f"{turns}t{' sys' if system else ''}{' tools' if tools else ''}"
                 found.append((name, conversation(turns, system), tools))
+                if tools is not None:
+                    found.append((name + "+call", agent_turn(conversation(turns, system)), tools))
     return found
 
 
 def compare(families: list[str], number: int, slow_number: int, repeat: int) -> dict[str, float]:
     """Print one row per family and case; return each family's smallest ratio."""
     worst: dict[str, float] = {}
-    print(f"{'family':<20} {'case':<14} {'ours us':>9} {'hf us':>9} {'ratio':>8}  bytes")
+    print(f"{'family':<20} {'case':<18} {'ours us':>9} {'hf us':>9} {'ratio':>8}  bytes")
     for family in families:
         fmt = ModelFormat.get(family)
         for name, messages, tools in cases(fmt):
@@ -180,7 +201,7 @@ def compare(families: list[str], number: int, slow_number: int, repeat: int) -> 
             try:
                 expected = reference()
             except Exception as exc:  # noqa: BLE001 - transformers refusing the case is a result
-                print(f"{family:<20} {name:<14} {'':>9} {'':>9} {'':>8}  refused by transformers: {type(exc).__name__}")
+                print(f"{family:<20} {name:<18} {'':>9} {'':>9} {'':>8}  refused by transformers: {type(exc).__name__}")
                 continue
             ours = fmt.render(messages, tools=tools)
             equivalent = equivalent_input(family, messages, tools) if ours != expected else None
@@ -194,7 +215,7 @@ def compare(families: list[str], number: int, slow_number: int, repeat: int) -> 
             )
             ratio = t_ref / t_ours
             worst[family] = min(worst.get(family, ratio), ratio if same.startswith("same") else 0.0)
-            print(f"{family:<20} {name:<14} {t_ours:9.1f} {t_ref:9.1f} {ratio:7.1f}x  {same}")
+            print(f"{family:<20} {name:<18} {t_ours:9.1f} {t_ref:9.1f} {ratio:7.1f}x  {same}")
     return worst
 
 

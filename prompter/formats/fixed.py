@@ -21,6 +21,7 @@ from typing import Any
 from prompter.errors import MessageError, PromptError
 from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
+from prompter.formats.memo import recall, remember
 from prompter.formats.prepare import (
     fold_system,
     inject_documents,
@@ -37,9 +38,10 @@ from prompter.formats.skeleton import (
     front_entry,
     render_entry,
     render_entry_messages,
-    skeleton_render,
+    skeleton_entry,
     skeleton_render_messages,
 )
+from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
 from prompter.messages import Message
@@ -162,16 +164,22 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
     if tools is None:
+        text = recall(fmt, messages, add_generation_prompt)
+        if text is not None:  # the conversation this format object rendered last, again
+            return text
         entry = front_entry(fmt)
         if entry is not None:  # this format object took the skeletons before: try them first
             text = render_entry(fmt, entry, messages, None, add_generation_prompt, _full_text)
             if text is not None:
-                return text
+                return remember(fmt, messages, add_generation_prompt, text, entry.policy.dated)  # type: ignore[union-attr]
+    if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
+        # an agent step last (a tool call, a tool result): fixed strings take plain turns only
+        return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
     layout = fast_layout(fmt, tools)
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
-            return text
+            return text if tools is not None else remember(fmt, messages, add_generation_prompt, text, False)
     text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
     if text is not None or layout is None or layout.system_ok:
         return text
@@ -197,17 +205,25 @@ def _full_text(
     fmt: FormatSpec, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, use_layout: bool
 ) -> str:
     """What the template renders for the skeletons' plain messages (built here, so already valid:
-    they go in as neutral messages, and nothing is validated again, not even a probe)."""
+    they go in as neutral messages, and nothing is validated again, not even a probe); agent turns
+    (tool calls, tool results) go in as the dicts they are, validated as any caller's."""
+    if any(len(m) != 2 for m in messages):
+        return render_full(fmt, messages, tools, add_generation_prompt, {}, False, use_layout=use_layout).text
     neutral = [Message(m["role"], m["content"]) for m in messages]
     return render_full(fmt, neutral, tools, add_generation_prompt, {}, False, neutral=True, use_layout=use_layout).text
 
 
-def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
-    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`), or None."""
+def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: bool = False) -> str | None:
+    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`, or
+    :mod:`~prompter.formats.skeleton_tools` for agent turns, tried first when ``agent``), or None."""
     source = template_source(fmt, tools)
     if source is None:
         return None
-    return skeleton_render(fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json)
+    entry = skeleton_entry(fmt, source, tools, _tools_json, _full_text)
+    if entry is None or entry.policy is None:
+        return None
+    text = None if agent else render_entry(fmt, entry, messages, tools, add, _full_text)
+    return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:
