@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import partial
 from typing import Any
 
 from prompter.errors import MessageError, PromptError
 from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
-from prompter.formats.memo import recall, remember
+from prompter.formats.memo import register
 from prompter.formats.prepare import (
     fold_system,
     inject_documents,
@@ -40,6 +41,7 @@ from prompter.formats.skeleton import (
     render_entry_messages,
     skeleton_entry,
     skeleton_render_messages,
+    today,
 )
 from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
@@ -164,14 +166,13 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
     if tools is None:
-        text = recall(fmt, messages, add_generation_prompt)
-        if text is not None:  # the conversation this format object rendered last, again
-            return text
         entry = front_entry(fmt)
         if entry is not None:  # this format object took the skeletons before: try them first
-            text = render_entry(fmt, entry, messages, None, add_generation_prompt, _full_text)
-            if text is not None:
-                return remember(fmt, messages, add_generation_prompt, text, entry.policy.dated)  # type: ignore[union-attr]
+            text = render_entry(fmt, entry, _full_text, messages, add_generation_prompt)
+            if text is not None:  # and renders this format's plain conversations from now on
+                dated = entry.policy is not None and entry.policy.dated
+                register(fmt, partial(render_entry, fmt, entry, _full_text), today if dated else None)
+                return text
     if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
         # an agent step last (a tool call, a tool result): fixed strings take plain turns only
         return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
@@ -179,7 +180,9 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
-            return text if tools is not None else remember(fmt, messages, add_generation_prompt, text, False)
+            if tools is None:
+                register(fmt, layout.render, None)
+            return text
     text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
     if text is not None or layout is None or layout.system_ok:
         return text
@@ -204,9 +207,8 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
 def _full_text(
     fmt: FormatSpec, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, use_layout: bool
 ) -> str:
-    """What the template renders for the skeletons' plain messages (built here, so already valid:
-    they go in as neutral messages, and nothing is validated again, not even a probe); agent turns
-    (tool calls, tool results) go in as the dicts they are, validated as any caller's."""
+    """What the template renders for the skeletons' messages: plain ones (built here, so valid) as neutral
+    messages, validated no more, not even a probe; agent turns as the dicts they are, validated."""
     if any(len(m) != 2 for m in messages):
         return render_full(fmt, messages, tools, add_generation_prompt, {}, False, use_layout=use_layout).text
     neutral = [Message(m["role"], m["content"]) for m in messages]
@@ -222,7 +224,7 @@ def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: b
     entry = skeleton_entry(fmt, source, tools, _tools_json, _full_text)
     if entry is None or entry.policy is None:
         return None
-    text = None if agent else render_entry(fmt, entry, messages, tools, add, _full_text)
+    text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)
     return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 

@@ -1,47 +1,81 @@
-"""The last plain conversation each format object rendered, and its prompt: a repeated render is a comparison.
+"""A format object's renderer of plain conversations without tools, and the last prompt it made.
 
-Callers render the same conversation more than once (to count its tokens, then to generate;
-a retry; several samples of one prompt), and the fast paths still read every message again.
-:func:`remember` keeps, per format object, a copy of the last conversation they rendered
-without tools (plain ``{"role", "content"}`` dicts only: what the fast paths take) with the
-generation-prompt flag, the day (for templates that print the date) and the prompt;
-:func:`recall` gives that prompt back when the conversation given is equal to the copy, message
-for message (exact dicts, compared by ``==`` in C: a changed, added or removed message, or one
-edited in place, misses).  The copy is taken after the fast path rendered the conversation, so
-what is given back is the prompt those strings made for equal text; nothing is rendered here.
+:meth:`ModelFormat.render` looks the format object up here first (one dictionary look-up,
+before any other machinery): :class:`Hot` holds the fast path that rendered its plain
+conversations before (fixed strings or the skeletons, registered by
+:mod:`~prompter.formats.fixed`), so a call goes straight to it.
+
+Callers also render the same conversation more than once (to count its tokens, then to
+generate; a retry; several samples of one prompt).  When a format object renders the same list
+object twice in a row, :class:`Hot` keeps a copy of its messages (plain ``{"role", "content"}``
+dicts only: what the fast paths take) with the generation-prompt flag, the day (for templates
+that print the date) and the prompt, and gives that prompt back when that list is given again
+and is still equal to the copy, message for message (exact dicts, compared by ``==`` in C: a
+changed, added or removed message, or one edited in place, misses).  Other calls only note which
+list they rendered, so conversations that never repeat pay no copy and no comparison.  What is
+given back is the prompt the fast path made for equal text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from prompter.formats.skeleton import today
+__all__ = ["HOT", "Hot", "register"]
 
-__all__ = ["recall", "remember"]
-
-_MEMO: dict[int, tuple[Any, bool, Any, list[dict[str, str]], str]] = {}
-"""id(format) -> (the format, add_generation_prompt, the day or None, the messages' copies, the prompt);
-the format object is kept, so its id is not reused while it is here."""
-_MAX_FORMATS = 256
 _DICT = {dict}
+_MAX_FORMATS = 256
+
+Today = Callable[[], Any]
 
 
-def recall(fmt: Any, messages: Any, add_generation_prompt: bool) -> str | None:
-    """The prompt remembered for ``messages`` (no tools), or None."""
-    memo = _MEMO.get(id(fmt))
-    if memo is None or memo[0] is not fmt or memo[1] is not add_generation_prompt or type(messages) is not list:
-        return None
-    copies = memo[3]
-    if len(messages) != len(copies) or set(map(type, messages)) != _DICT or copies != messages:
-        return None
-    if memo[2] is not None and memo[2] != today():
-        return None
-    return memo[4]
+class Hot:
+    """The plain-conversation renderer of one format object, and its memo."""
+
+    __slots__ = ("last", "memo", "render", "today")
+
+    def __init__(self, render: Callable[[Any, bool], str | None], today: Today | None) -> None:
+        self.render = render
+        """The fast path: ``(messages, add_generation_prompt) -> prompt``, or None where it does not apply."""
+        self.today = today
+        """For a template that prints the date: the function giving today's (the memo keeps the day)."""
+        self.last = 0
+        """``id`` of the list rendered last."""
+        self.memo: tuple[int, bool, Any, list[dict[str, str]], str] | None = None
+        """``(id of the list, add_generation_prompt, day or None, copies of its messages, prompt)``."""
+
+    def __call__(self, messages: Any, add_generation_prompt: bool) -> str | None:
+        key = id(messages)
+        memo = self.memo
+        if (
+            memo is not None
+            and memo[0] == key
+            and memo[1] is add_generation_prompt
+            and type(messages) is list
+            and len(messages) == len(memo[3])
+            and set(map(type, messages)) == _DICT
+            and memo[3] == messages
+            and (memo[2] is None or self.today is None or memo[2] == self.today())
+        ):
+            return memo[4]
+        text = self.render(messages, add_generation_prompt)
+        if text is not None:
+            if key == self.last:  # the same list twice in a row: keep a copy to compare the next call with
+                day = None if self.today is None else self.today()
+                self.memo = (key, add_generation_prompt, day, list(map(dict.copy, messages)), text)
+            self.last = key
+        return text
 
 
-def remember(fmt: Any, messages: list[dict[str, str]], add_generation_prompt: bool, text: str, dated: bool) -> str:
-    """Keep ``text`` as the prompt of ``messages`` (plain dicts the fast path just rendered); return it."""
-    if len(_MEMO) >= _MAX_FORMATS and id(fmt) not in _MEMO:
-        _MEMO.clear()
-    _MEMO[id(fmt)] = (fmt, add_generation_prompt, today() if dated else None, list(map(dict.copy, messages)), text)
-    return text
+HOT: dict[int, tuple[Any, Hot]] = {}
+"""id(format) -> (the format, its renderer); the format object is kept, so its id is not reused."""
+
+
+def register(fmt: Any, render: Callable[[Any, bool], str | None], today: Today | None) -> None:
+    """Give ``fmt`` its plain-conversation renderer (once: the first fast path that rendered for it)."""
+    hot = HOT.get(id(fmt))
+    if hot is not None and hot[0] is fmt:
+        return
+    if len(HOT) >= _MAX_FORMATS:
+        HOT.clear()
+    HOT[id(fmt)] = (fmt, Hot(render, today))

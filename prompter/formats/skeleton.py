@@ -230,13 +230,14 @@ def skeleton_render(
     entry = skeleton_entry(fmt, source, tools, encode, render_full)
     if entry is None or entry.policy is None:
         return None
-    return render_entry(fmt, entry, messages, tools, add_generation_prompt, render_full)
+    return render_entry(fmt, entry, render_full, messages, add_generation_prompt, tools)
 
 
 def render_entry(
-    fmt: Any, entry: _Entry, messages: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull
+    fmt: Any, entry: _Entry, render_full: RenderFull, messages: Any, add_generation_prompt: bool, tools: Any = None
 ) -> str | None:
-    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None."""
+    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None (the
+    arguments in this order so that ``partial(render_entry, fmt, entry, render_full)`` renders)."""
     if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
         return None
     names: list[str] = []

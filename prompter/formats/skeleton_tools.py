@@ -102,7 +102,7 @@ def tool_shape(messages: Sequence[Any]) -> Shape | None:
             return None
         role = m.get("role")
         content = m.get("content")
-        if len(m) == 2 and type(content) is str and role in _ROLES and type(role) is str:
+        if len(m) == 2 and type(content) is str and type(role) is str and role in _ROLES:
             parts.append(role)
             slots.append(content)
             kinds.append(role)

@@ -7,6 +7,7 @@ the fast paths rendered without tools.  Each test changes the conversation the w
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -35,17 +36,27 @@ def conversation() -> list[dict[str, Any]]:
 def test_a_repeated_render_is_given_back_without_rendering_again(monkeypatch: pytest.MonkeyPatch) -> None:
     fmt = ModelFormat.get("chatml")
     messages = conversation()
-    for _ in range(3):
+    for _ in range(4):  # the template, then the fast path, then the fast path on the same list: remembered
         expected = fmt.render(messages)
 
     def no_render(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the remembered prompt should be given back")
 
+    hot = memo.HOT[id(fmt)][1]
+    monkeypatch.setattr(hot, "render", no_render)
     monkeypatch.setattr(Layout, "render", no_render)
     monkeypatch.setattr(fixed, "render_entry", no_render)
     monkeypatch.setattr(fixed, "render_full", no_render)
     assert fmt.render(messages) == expected
-    assert fmt.render([dict(m) for m in messages]) == expected  # equal dicts, new objects
+
+
+def test_conversations_that_never_repeat_are_not_copied() -> None:
+    fmt = dataclasses.replace(ModelFormat.get("qwen2.5"), name="qwen2.5-copy")  # an object no test rendered
+    for i in range(4):
+        messages = conversation()
+        messages[1]["content"] += str(i)
+        assert fmt.render(messages) == template_says(fmt, messages)
+    assert memo.HOT[id(fmt)][1].memo is None
 
 
 class Loud(dict):  # type: ignore[type-arg]
@@ -99,9 +110,11 @@ def test_the_generation_prompt_flag_is_part_of_what_is_remembered() -> None:
 def test_a_dated_template_misses_when_the_day_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     fmt = ModelFormat.get("llama-3.2")
     messages = conversation()
-    for _ in range(3):
-        fmt.render(messages)
-    entry = memo._MEMO.get(id(fmt))
-    assert entry is not None and entry[2] is not None, "a dated template's prompt is kept with its day"
-    monkeypatch.setattr(memo, "today", lambda: (1999, 1, 1))
-    assert memo.recall(fmt, messages, True) is None
+    for _ in range(4):  # the template, then the fast path, then the fast path on the same list: remembered
+        expected = fmt.render(messages)
+    hot = memo.HOT[id(fmt)][1]
+    assert hot.memo is not None and hot.memo[1] is not None, "a dated template's prompt is kept with its day"
+    assert fmt.render(messages) == expected
+    monkeypatch.setattr(hot, "today", lambda: (1999, 1, 1))
+    monkeypatch.setattr(hot, "render", lambda messages, add: "rendered again")
+    assert fmt.render(messages) == "rendered again"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from prompter.errors import PromptError
 from prompter.formats import prepare, skeleton
 from prompter.formats.fixed import render_full, template_source
 from prompter.formats.model_format import ModelFormat
@@ -158,3 +159,16 @@ def test_shipped_templates_take_agent_turn_skeletons(family: str, monkeypatch: p
     assert family == "glm-4" or json.dumps({"city": "Köln", "unit": "°C"}, ensure_ascii=False) in text
     entry = skeleton.skeleton_entry(fmt, source, TOOLS, json.dumps, lambda *a: "")
     assert entry is not None and type(entry.tool_policy) is tuple
+
+
+@pytest.mark.parametrize("role", [["user"], {"user": 1}, None, 3, "robot"])
+def test_a_malformed_role_beside_an_agent_step_is_refused_as_the_template_path_refuses(role: Any) -> None:
+    fmt = agent_format()
+    for _ in range(3):
+        agent_turn("q", {"city": "x"}, "r")  # the shape is known
+        fmt.render(agent_turn("q", {"city": "x"}, "r"))
+    messages = [{"role": role, "content": "hi"}, *agent_turn("q", {"city": "x"}, "r")[1:]]
+    with pytest.raises(PromptError):
+        template_says(fmt, messages)
+    with pytest.raises(PromptError):
+        fmt.render(messages)
