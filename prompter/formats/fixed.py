@@ -165,14 +165,7 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     A leading system message that the template rejects is folded here too, for the
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
-    if tools is None:
-        entry = front_entry(fmt)
-        if entry is not None:  # this format object took the skeletons before: try them first
-            text = render_entry(fmt, entry, _full_text, messages, add_generation_prompt)
-            if text is not None:  # and renders this format's plain conversations from now on
-                dated = entry.policy is not None and entry.policy.dated
-                register(fmt, partial(render_entry, fmt, entry, _full_text), today if dated else None)
-                return text
+    # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: memo.Hot)
     if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
         # an agent step last (a tool call, a tool result): fixed strings take plain turns only
         return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
@@ -180,8 +173,8 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
-            if tools is None:
-                register(fmt, layout.render, None)
+            if tools is None:  # as do these fixed strings
+                register(fmt, layout.render, None, "layout")
             return text
     text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
     if text is not None or layout is None or layout.system_ok:
@@ -225,6 +218,8 @@ def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: b
     if entry is None or entry.policy is None:
         return None
     text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)
+    if text is not None and tools is None:  # the plain skeletons render this format's conversations from now on
+        register(fmt, partial(render_entry, fmt, entry, _full_text), today if entry.policy.dated else None, "skeleton")
     return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 

@@ -32,11 +32,16 @@ Today = Callable[[], Any]
 class Hot:
     """The plain-conversation renderer of one format object, and its memo."""
 
-    __slots__ = ("last", "memo", "render", "today")
+    __slots__ = ("kind", "last", "memo", "other", "render", "today")
 
-    def __init__(self, render: Callable[[Any, bool], str | None], today: Today | None) -> None:
+    def __init__(self, render: Callable[[Any, bool], str | None], today: Today | None, kind: str) -> None:
         self.render = render
+        self.kind = kind
+        """``layout`` (fixed strings) or ``skeleton``."""
         """The fast path: ``(messages, add_generation_prompt) -> prompt``, or None where it does not apply."""
+        self.other: Callable[[Any, bool], str | None] | None = None
+        """The other fast path, tried when the first does not apply (the skeletons of a template
+        whose fixed strings cannot carry a system message: Gemma, Mistral v0.1)."""
         self.today = today
         """For a template that prints the date: the function giving today's (the memo keeps the day)."""
         self.last = 0
@@ -59,6 +64,8 @@ class Hot:
         ):
             return memo[4]
         text = self.render(messages, add_generation_prompt)
+        if text is None and self.other is not None:
+            text = self.other(messages, add_generation_prompt)
         if text is not None:
             if key == self.last:  # the same list twice in a row: keep a copy to compare the next call with
                 day = None if self.today is None else self.today()
@@ -71,11 +78,16 @@ HOT: dict[int, tuple[Any, Hot]] = {}
 """id(format) -> (the format, its renderer); the format object is kept, so its id is not reused."""
 
 
-def register(fmt: Any, render: Callable[[Any, bool], str | None], today: Today | None) -> None:
-    """Give ``fmt`` its plain-conversation renderer (once: the first fast path that rendered for it)."""
+def register(fmt: Any, render: Callable[[Any, bool], str | None], today: Today | None, kind: str) -> None:
+    """Give ``fmt`` its plain-conversation renderer: the first fast path that rendered for it, and
+    the other kind (``layout`` or ``skeleton``) as the second when it renders for it too."""
     hot = HOT.get(id(fmt))
     if hot is not None and hot[0] is fmt:
+        first = hot[1]
+        if first.other is None and first.kind != kind:
+            first.other = render
+            first.today = first.today or today
         return
     if len(HOT) >= _MAX_FORMATS:
         HOT.clear()
-    HOT[id(fmt)] = (fmt, Hot(render, today))
+    HOT[id(fmt)] = (fmt, Hot(render, today, kind))
