@@ -1,13 +1,13 @@
 """A format object's renderer of plain conversations without tools, and the last prompt it made.
 
 :meth:`ModelFormat.render` looks the format object up here first (one dictionary look-up,
-before any other machinery): :class:`Hot` holds the fast path that rendered its plain
-conversations before (fixed strings or the skeletons, registered by
-:mod:`~prompter.formats.fixed`), so a call goes straight to it.
+before any other machinery): :func:`register` gave it the fast paths that rendered its plain
+conversations before (fixed strings, skeletons, or both where the fixed strings cannot carry
+a system message), so a call goes straight to them.
 
 Callers also render the same conversation more than once (to count its tokens, then to
 generate; a retry; several samples of one prompt).  When a format object renders the same list
-object twice in a row, :class:`Hot` keeps a copy of its messages (plain ``{"role", "content"}``
+object twice in a row, the renderer keeps a copy of its messages (plain ``{"role", "content"}``
 dicts only: what the fast paths take) with the generation-prompt flag, the day (for templates
 that print the date) and the prompt, and gives that prompt back when that list is given again
 and is still equal to the copy, message for message (exact dicts, compared by ``==`` in C: a
@@ -21,73 +21,70 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HOT", "Hot", "register"]
+__all__ = ["HOT", "register"]
 
 _DICT = {dict}
 _MAX_FORMATS = 256
 
+Render = Callable[[Any, bool], "str | None"]
 Today = Callable[[], Any]
 
+HOT: dict[int, tuple[Any, Render, str, Callable[[Render, Today | None], None]]] = {}
+"""id(format) -> (the format, its renderer, the renderer's first kind, a setter of its second);
+the format object is kept, so its id is not reused while it is here."""
 
-class Hot:
-    """The plain-conversation renderer of one format object, and its memo."""
 
-    __slots__ = ("kind", "last", "memo", "other", "render", "today")
+def _renderer(render: Render, today: Today | None) -> tuple[Render, Callable[[Render, Today | None], None]]:
+    """A closure (cheaper to call than an object) over the fast paths and the memo."""
+    other: Render | None = None
+    last = 0  # id of the list rendered last
+    memo: tuple[int, bool, Any, list[dict[str, str]], str] | None = None  # (id, add, day, copies, prompt)
 
-    def __init__(self, render: Callable[[Any, bool], str | None], today: Today | None, kind: str) -> None:
-        self.render = render
-        self.kind = kind
-        """``layout`` (fixed strings) or ``skeleton``."""
-        """The fast path: ``(messages, add_generation_prompt) -> prompt``, or None where it does not apply."""
-        self.other: Callable[[Any, bool], str | None] | None = None
-        """The other fast path, tried when the first does not apply (the skeletons of a template
-        whose fixed strings cannot carry a system message: Gemma, Mistral v0.1)."""
-        self.today = today
-        """For a template that prints the date: the function giving today's (the memo keeps the day)."""
-        self.last = 0
-        """``id`` of the list rendered last."""
-        self.memo: tuple[int, bool, Any, list[dict[str, str]], str] | None = None
-        """``(id of the list, add_generation_prompt, day or None, copies of its messages, prompt)``."""
-
-    def __call__(self, messages: Any, add_generation_prompt: bool) -> str | None:
+    def hot(messages: Any, add_generation_prompt: bool) -> str | None:
+        nonlocal last, memo
         key = id(messages)
-        memo = self.memo
+        kept = memo
         if (
-            memo is not None
-            and memo[0] == key
-            and memo[1] is add_generation_prompt
+            kept is not None
+            and kept[0] == key
+            and kept[1] is add_generation_prompt
             and type(messages) is list
-            and len(messages) == len(memo[3])
+            and len(messages) == len(kept[3])
             and set(map(type, messages)) == _DICT
-            and memo[3] == messages
-            and (memo[2] is None or self.today is None or memo[2] == self.today())
+            and kept[3] == messages
+            and (today is None or kept[2] == today())
         ):
-            return memo[4]
-        text = self.render(messages, add_generation_prompt)
-        if text is None and self.other is not None:
-            text = self.other(messages, add_generation_prompt)
-        if text is not None:
-            if key == self.last:  # the same list twice in a row: keep a copy to compare the next call with
-                day = None if self.today is None else self.today()
-                self.memo = (key, add_generation_prompt, day, list(map(dict.copy, messages)), text)
-            self.last = key
+            return kept[4]
+        text = render(messages, add_generation_prompt)
+        if text is None:
+            if other is None:
+                return None
+            text = other(messages, add_generation_prompt)
+            if text is None:
+                return None
+        if key == last:  # the same list twice in a row: keep a copy to compare the next call with
+            day = None if today is None else today()
+            memo = (key, add_generation_prompt, day, list(map(dict.copy, messages)), text)
+        last = key
         return text
 
+    def second(render2: Render, today2: Today | None) -> None:
+        nonlocal other, today, memo
+        other, today, memo = render2, today or today2, None
 
-HOT: dict[int, tuple[Any, Hot]] = {}
-"""id(format) -> (the format, its renderer); the format object is kept, so its id is not reused."""
+    return hot, second
 
 
-def register(fmt: Any, render: Callable[[Any, bool], str | None], today: Today | None, kind: str) -> None:
-    """Give ``fmt`` its plain-conversation renderer: the first fast path that rendered for it, and
-    the other kind (``layout`` or ``skeleton``) as the second when it renders for it too."""
+def register(fmt: Any, render: Render, today: Today | None, kind: str) -> None:
+    """Give ``fmt`` its plain-conversation renderer: the first fast path that rendered for it
+    (``kind``: ``layout`` or ``skeleton``), and the other kind as the second when it renders for it too."""
     hot = HOT.get(id(fmt))
     if hot is not None and hot[0] is fmt:
-        first = hot[1]
-        if first.other is None and first.kind != kind:
-            first.other = render
-            first.today = first.today or today
+        if hot[2] != kind and hot[2] != "both":
+            hot[3](render, today)
+            HOT[id(fmt)] = (fmt, hot[1], "both", hot[3])
         return
     if len(HOT) >= _MAX_FORMATS:
         HOT.clear()
-    HOT[id(fmt)] = (fmt, Hot(render, today, kind))
+    call, second = _renderer(render, today)
+    HOT[id(fmt)] = (fmt, call, kind, second)

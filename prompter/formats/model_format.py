@@ -231,7 +231,7 @@ class ModelFormat:
         if not kwargs and documents is None and not continue_final_message:
             if tools is None:
                 hot = HOT.get(id(self))
-                if hot is not None and hot[0] is self:  # the fast path that rendered this format before
+                if hot is not None and hot[0] is self:  # the fast paths that rendered this format before
                     text = hot[1](messages, add_generation_prompt)
                     if text is not None:
                         return text

@@ -160,7 +160,7 @@ class _Entry:
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
-        self.tool_policy: tuple[Policy, bool] | bool = True
+        self.tool_policy: Policy | bool = True
         """For agent turns (:mod:`~prompter.formats.skeleton_tools`): the policy their skeletons
         were verified under, False where they were not, True until they are first asked for."""
         self.plain = False

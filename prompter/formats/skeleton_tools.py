@@ -18,7 +18,12 @@ inside an enclosing object.  A template that prints arguments any other way (ind
 item, as a Python ``repr``) leaves the marker's characters in the output: no skeleton, the
 template renders.
 
-Before any agent-turn skeleton of a template is used, :func:`_verified` checks a handful of agent
+Each agent shape's skeleton is checked when it is built: the template renders the same shape once
+more with probe values (quotes, backslashes, a newline, a control character, nested arguments),
+and the filled skeleton must give those bytes, with tool results as they are or as JSON string
+text (Llama 3.1's ``content | tojson``; a result it takes as the first user message stays raw):
+what fits is kept with the skeleton, and a shape neither fits renders through the template.
+Before any agent-turn skeleton of a template is used, :func:`_verified` also checks a handful of agent
 shapes with realistic values (text with quotes, markup, unicode and jinja-looking text; nested
 arguments with numbers, booleans, null, lists, escapes; tool results padded with whitespace and
 carrying the template's literals) against the sandboxed template, byte for byte, under the
@@ -177,58 +182,104 @@ def _call(call: Any, slots: list[str], kinds: list[str]) -> tuple[str | None, st
     return call_id, kind, name
 
 
-def _argument_marker(i: int) -> dict[str, int]:
+def _argument_marker(i: int) -> dict[str, Any]:
     return {_ARG_OPEN + chr(0xE100 + i) + _ARG_CLOSE: 0}
 
 
-def _build(fmt: Any, parts: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull) -> Skeleton | None:
-    """Render the agent shape once with sentinel contents and marker arguments; cut the text at them."""
+class AgentSkeleton(Skeleton):
+    """An agent shape's markup, and whether its tool results are written as JSON string text."""
+
+    __slots__ = ("quoted",)
+
+    def __init__(self, markup: list[str], order: list[int], count: int, quoted: bool) -> None:
+        super().__init__(markup, order, count)
+        self.quoted = quoted
+        """Whether the template writes tool results as JSON strings (Llama 3.1's ``content | tojson``,
+        except for a tool result it takes as the first user message)."""
+
+    def filled(self, slots: list[str], kinds: list[str]) -> str:
+        if self.quoted:
+            slots = [_ENCODE(c)[1:-1] if k == "tool" else c for c, k in zip(slots, kinds)]
+        return self.fill(slots)
+
+
+def _messages(
+    parts: Any, content: Callable[[int], str], arguments: Callable[[int], Any]
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The messages of an agent shape with ``content(i)`` and ``arguments(i)`` for slot ``i``, and
+    the slots' values (arguments as their JSON text) and kinds, in slot order."""
     messages: list[dict[str, Any]] = []
-    i = 0
+    values: list[str] = []
+    kinds: list[str] = []
 
-    def slot() -> str:
-        nonlocal i
-        i += 1
-        return _mark(i - 1)
+    def slot(kind: str) -> str:
+        values.append(content(len(values)))
+        kinds.append(kind)
+        return values[-1]
 
-    names = [p for part in parts if type(part) is not str for p in _strings(part)]
-    if any(c in name for name in names for c in _SENTINEL_CHARS):
-        return None  # an id or a name could pass for a sentinel
-    markers = []
     for part in parts:
         if type(part) is str:
-            messages.append({"role": part, "content": slot()})
+            messages.append({"role": part, "content": slot(part)})
         elif part[0] == "assistant":
-            content = "" if part[1] else slot()
+            text = "" if part[1] else slot("assistant")
             calls = []
             for call_id, kind, name in part[2]:
                 call: dict[str, Any] = {} if call_id is None else {"id": call_id}
                 if kind is not None:
                     call["type"] = kind
-                markers.append(i)
-                call["function"] = {"name": name, "arguments": _argument_marker(i)}
-                i += 1
+                given = arguments(len(values))
+                values.append(_ENCODE(given))
+                kinds.append("arguments")
+                call["function"] = {"name": name, "arguments": given}
                 calls.append(call)
-            messages.append({"role": "assistant", "content": content, "tool_calls": calls})
+            messages.append({"role": "assistant", "content": text, "tool_calls": calls})
         else:
-            tool: dict[str, Any] = {"role": "tool", "content": "" if part[1] else slot()}
+            tool: dict[str, Any] = {"role": "tool", "content": "" if part[1] else slot("tool")}
             if part[2] is not None:
                 tool["tool_call_id"] = part[2]
             if part[3] is not None:
                 tool["name"] = part[3]
             messages.append(tool)
+    return messages, values, kinds
+
+
+def _probe_text(i: int) -> str:
+    return f'Probe {i}: "quoted" \\ <b>&</b>\nnext line, \x02 ünï 中文'
+
+
+def _probe_arguments(i: int) -> dict[str, Any]:
+    return {"q": f'say "hi" \\ {i}\n', "n": i, "x": [1.5, None, True, {}]}
+
+
+def _build(fmt: Any, parts: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull) -> Skeleton | None:
+    """Render the agent shape once with sentinel contents and marker arguments and cut the text at
+    them; then check the cut against the template on the same shape with probe values (text with
+    quotes, backslashes, a newline, a control character; nested arguments), learning whether tool
+    results are written as JSON strings: a shape the check fails renders through the template."""
+    names = [p for part in parts if type(part) is not str for p in _strings(part)]
+    if any(c in name for name in names for c in _SENTINEL_CHARS):
+        return None  # an id or a name could pass for a sentinel
+    messages, values, kinds = _messages(parts, _mark, _argument_marker)
+    probe, probe_values, _ = _messages(parts, _probe_text, _probe_arguments)
     try:
         text = render_full(fmt, messages, tools, add_generation_prompt, False)
+        expected = render_full(fmt, probe, tools, add_generation_prompt, False)
     except PromptError:
         return None
-    for j in markers:
-        text = text.replace(_ENCODE(_argument_marker(j)), _mark(j))
+    count = len(values)
+    for j, kind in enumerate(kinds):
+        if kind == "arguments":
+            text = text.replace(values[j], _mark(j))
     pieces = _MARK.split(text)
     markup = pieces[0::2]
     order = [ord(c) - 0xE100 for c in pieces[1::2]]
-    if any(k >= i for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
+    if any(k >= count for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
         return None  # the template cut into a sentinel, or printed arguments other than as compact JSON
-    return Skeleton(markup, order, i)
+    for quoted in (False, True):
+        skeleton = AgentSkeleton(markup, order, count, quoted)
+        if skeleton.filled(probe_values, kinds) == expected:
+            return skeleton
+    return None
 
 
 def _strings(part: Any) -> list[str]:
@@ -256,38 +307,31 @@ def render_tool_entry(
     shape = tool_shape(messages)
     if shape is None:
         return None
-    verified = entry.tool_policy
-    if verified is True:
-        verified = entry.tool_policy = _verified(fmt, source, entry, tools, render_full)
-    if type(verified) is not tuple:
+    policy = entry.tool_policy
+    if policy is True:
+        policy = entry.tool_policy = _verified(fmt, source, entry, tools, render_full)
+    if not isinstance(policy, Policy):
         return None
-    return _fill(fmt, entry, verified, shape, tools, add_generation_prompt, render_full)
+    return _fill(fmt, entry, policy, shape, tools, add_generation_prompt, render_full)
 
 
 def _fill(
     fmt: Any,
     entry: _Entry,
-    verified: tuple[Policy, bool],
+    policy: Policy,
     shape: Shape,
     tools: Any,
     add_generation_prompt: bool,
     render_full: RenderFull,
 ) -> str | None:
-    policy, quoted = verified
     parts, slots, kinds = shape
     usable = policy.apply(slots, kinds)
     if usable is None:
         return None
-    if quoted:  # the template writes tool results as JSON strings (``content | tojson``)
-        usable = [_ENCODE(c)[1:-1] if k == "tool" else c for c, k in zip(usable, kinds)]
     skeleton = _skeleton(fmt, entry, tuple(parts), tools, add_generation_prompt, policy, render_full, _build)
-    if skeleton is None:
+    if not isinstance(skeleton, AgentSkeleton):
         return None
-    markup = skeleton.markup
-    pieces = [""] * (2 * len(markup) - 1)
-    pieces[0::2] = markup
-    pieces[1::2] = usable if skeleton.straight else [usable[k] for k in skeleton.order]
-    return "".join(pieces)
+    return skeleton.filled(usable, kinds)
 
 
 # -- probing ---------------------------------------------------------------------------------------
@@ -347,11 +391,8 @@ def _agent_shapes(
     ]
 
 
-def _verified(
-    fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull
-) -> tuple[Policy, bool] | bool:
-    """The policy under which the template's agent-turn skeletons reproduce it, and whether tool
-    results are written as JSON string text (Llama 3.1's ``content | tojson``); False where none does."""
+def _verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
+    """The policy under which the template's agent-turn skeletons reproduce it, or False."""
     from prompter.formats.derive import literals
     from prompter.formats.traits import traits_of
 
@@ -369,10 +410,8 @@ def _verified(
         modes = (("system", plain.whitespace), ("user", plain.whitespace), ("assistant", plain.whitespace))
         candidates.append(replace(plain, whitespace="mixed", by_role=modes))
     for policy in candidates:
-        for quoted in (False, True):
-            verified = (policy, quoted)
-            if all(_agrees(fmt, entry, verified, case, tools, render_full) for check in checks for case in check):
-                return verified
+        if all(_agrees(fmt, entry, policy, case, tools, render_full) for check in checks for case in check):
+            return policy
     return False
 
 
@@ -390,7 +429,7 @@ def _carrying(
 def _agrees(
     fmt: Any,
     entry: _Entry,
-    verified: tuple[Policy, bool],
+    policy: Policy,
     messages: list[dict[str, Any]],
     tools: Any,
     render_full: RenderFull,
@@ -400,7 +439,7 @@ def _agrees(
         return False
     for add in (True, False):
         try:
-            got = _fill(fmt, entry, verified, shape, tools, add, render_full)
+            got = _fill(fmt, entry, policy, shape, tools, add, render_full)
         except RecursionError:
             return False
         try:

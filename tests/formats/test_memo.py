@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from prompter.formats import fixed, memo
-from prompter.formats.derive import Layout
+from prompter.formats import skeleton
 from prompter.formats.fixed import render_full
 from prompter.formats.model_format import ModelFormat
 
@@ -33,30 +32,24 @@ def conversation() -> list[dict[str, Any]]:
     ]
 
 
-def test_a_repeated_render_is_given_back_without_rendering_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_repeated_render_is_given_back_without_rendering_again() -> None:
     fmt = ModelFormat.get("chatml")
     messages = conversation()
     for _ in range(4):  # the template, then the fast path, then the fast path on the same list: remembered
         expected = fmt.render(messages)
-
-    def no_render(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the remembered prompt should be given back")
-
-    hot = memo.HOT[id(fmt)][1]
-    monkeypatch.setattr(hot, "render", no_render)
-    monkeypatch.setattr(Layout, "render", no_render)
-    monkeypatch.setattr(fixed, "render_entry", no_render)
-    monkeypatch.setattr(fixed, "render_full", no_render)
-    assert fmt.render(messages) == expected
+    assert fmt.render(messages) is expected, "the remembered prompt itself, not a new rendering"
+    assert fmt.render(messages) == template_says(fmt, messages)
 
 
-def test_conversations_that_never_repeat_are_not_copied() -> None:
+def test_conversations_that_never_repeat_are_rendered_each_time() -> None:
     fmt = dataclasses.replace(ModelFormat.get("qwen2.5"), name="qwen2.5-copy")  # an object no test rendered
+    texts = []
     for i in range(4):
         messages = conversation()
-        messages[1]["content"] += str(i)
-        assert fmt.render(messages) == template_says(fmt, messages)
-    assert memo.HOT[id(fmt)][1].memo is None
+        messages[1]["content"] += str(i % 2)
+        texts.append(fmt.render(messages))
+        assert texts[-1] == template_says(fmt, messages)
+    assert texts[3] == texts[1] and texts[3] is not texts[1]
 
 
 class Loud(dict):  # type: ignore[type-arg]
@@ -110,11 +103,10 @@ def test_the_generation_prompt_flag_is_part_of_what_is_remembered() -> None:
 def test_a_dated_template_misses_when_the_day_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     fmt = ModelFormat.get("llama-3.2")
     messages = conversation()
-    for _ in range(4):  # the template, then the fast path, then the fast path on the same list: remembered
+    for _ in range(4):
         expected = fmt.render(messages)
-    hot = memo.HOT[id(fmt)][1]
-    assert hot.memo is not None and hot.memo[1] is not None, "a dated template's prompt is kept with its day"
-    assert fmt.render(messages) == expected
-    monkeypatch.setattr(hot, "today", lambda: (1999, 1, 1))
-    monkeypatch.setattr(hot, "render", lambda messages, add: "rendered again")
-    assert fmt.render(messages) == "rendered again"
+    assert fmt.render(messages) is expected
+    monkeypatch.setattr(skeleton, "_DAY", [float("inf"), (1999, 1, 1)])  # what today() answers from now on
+    again = fmt.render(messages)
+    assert again is not expected, "a prompt remembered on another day is not given back"
+    assert again == template_says(fmt, messages)

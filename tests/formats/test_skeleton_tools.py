@@ -158,7 +158,7 @@ def test_shipped_templates_take_agent_turn_skeletons(family: str, monkeypatch: p
     assert source is not None
     assert family == "glm-4" or json.dumps({"city": "Köln", "unit": "°C"}, ensure_ascii=False) in text
     entry = skeleton.skeleton_entry(fmt, source, TOOLS, json.dumps, lambda *a: "")
-    assert entry is not None and type(entry.tool_policy) is tuple
+    assert entry is not None and isinstance(entry.tool_policy, skeleton.Policy)
 
 
 @pytest.mark.parametrize("role", [["user"], {"user": 1}, None, 3, "robot"])
@@ -172,3 +172,16 @@ def test_a_malformed_role_beside_an_agent_step_is_refused_as_the_template_path_r
         template_says(fmt, messages)
     with pytest.raises(PromptError):
         fmt.render(messages)
+
+
+@pytest.mark.parametrize("family", ["llama-3.1", "llama-3.2"])
+def test_a_tool_result_the_template_takes_as_its_first_user_message_is_written_as_it_writes_it(family: str) -> None:
+    """Llama 3.1 writes tool results as JSON strings, except one standing first, where the tools
+    block goes: whether a shape's results are quoted is learnt per shape, not per template."""
+    fmt = ModelFormat.get(family)
+    for _ in range(3):
+        fmt.render(agent_turn("q", {"city": "x"}, "r"), tools=TOOLS)  # results elsewhere: quoted
+    for content in ('ctrl \x02 "quoted"\n', 'other \x03 "text"'):
+        alone = [{"role": "tool", "tool_call_id": "abc123XYZ", "name": "get_weather", "content": content}]
+        for _ in range(3):
+            assert fmt.render(alone, tools=TOOLS) == template_says(fmt, alone, TOOLS)
