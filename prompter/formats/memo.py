@@ -29,12 +29,12 @@ _MAX_FORMATS = 256
 Render = Callable[[Any, bool], "str | None"]
 Today = Callable[[], Any]
 
-HOT: dict[int, tuple[Any, Render, str, Callable[[Render, Today | None], None]]] = {}
+HOT: dict[int, tuple[Any, Render, str, Callable[[Render, Today | None, bool], None]]] = {}
 """id(format) -> (the format, its renderer, the renderer's first kind, a setter of its second);
 the format object is kept, so its id is not reused while it is here."""
 
 
-def _renderer(render: Render, today: Today | None) -> tuple[Render, Callable[[Render, Today | None], None]]:
+def _renderer(render: Render, today: Today | None) -> tuple[Render, Callable[[Render, Today | None, bool], None]]:
     """A closure (cheaper to call than an object) over the fast paths and the memo."""
     other: Render | None = None
     last = 0  # id of the list rendered last
@@ -68,20 +68,23 @@ def _renderer(render: Render, today: Today | None) -> tuple[Render, Callable[[Re
         last = key
         return text
 
-    def second(render2: Render, today2: Today | None) -> None:
-        nonlocal other, today, memo
+    def second(render2: Render, today2: Today | None, first: bool) -> None:
+        nonlocal render, other, today, memo
         other, today, memo = render2, today or today2, None
+        if first:
+            render, other = other, render
 
     return hot, second
 
 
 def register(fmt: Any, render: Render, today: Today | None, kind: str) -> None:
     """Give ``fmt`` its plain-conversation renderer: the first fast path that rendered for it
-    (``kind``: ``layout`` or ``skeleton``), and the other kind as the second when it renders for it too."""
+    (``kind``: ``layout`` or ``skeleton``), and the other kind too when it renders for it (the
+    skeletons then first: they take the system messages those fixed strings could not)."""
     hot = HOT.get(id(fmt))
     if hot is not None and hot[0] is fmt:
-        if hot[2] != kind and hot[2] != "both":
-            hot[3](render, today)
+        if hot[2] != kind and hot[2] != "both":  # the skeletons go first, as they took system messages before
+            hot[3](render, today, kind == "skeleton")
             HOT[id(fmt)] = (fmt, hot[1], "both", hot[3])
         return
     if len(HOT) >= _MAX_FORMATS:
