@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import partial
 from typing import Any
 
 from prompter.errors import MessageError, PromptError
 from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
+from prompter.formats.memo import register
 from prompter.formats.prepare import (
     fold_system,
     inject_documents,
@@ -37,9 +39,11 @@ from prompter.formats.skeleton import (
     front_entry,
     render_entry,
     render_entry_messages,
-    skeleton_render,
+    skeleton_entry,
     skeleton_render_messages,
+    today,
 )
+from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, traits_of
 from prompter.messages import Message
@@ -161,16 +165,16 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     A leading system message that the template rejects is folded here too, for the
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
-    if tools is None:
-        entry = front_entry(fmt)
-        if entry is not None:  # this format object took the skeletons before: try them first
-            text = render_entry(fmt, entry, messages, None, add_generation_prompt, _full_text)
-            if text is not None:
-                return text
+    # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: memo.Hot)
+    if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
+        # an agent step last (a tool call, a tool result): fixed strings take plain turns only
+        return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
     layout = fast_layout(fmt, tools)
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
+            if tools is None:  # as do these fixed strings
+                register(fmt, layout.render, None, "layout")
             return text
     text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
     if text is not None or layout is None or layout.system_ok:
@@ -196,18 +200,27 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
 def _full_text(
     fmt: FormatSpec, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, use_layout: bool
 ) -> str:
-    """What the template renders for the skeletons' plain messages (built here, so already valid:
-    they go in as neutral messages, and nothing is validated again, not even a probe)."""
+    """What the template renders for the skeletons' messages: plain ones (built here, so valid) as neutral
+    messages, validated no more, not even a probe; agent turns as the dicts they are, validated."""
+    if any(len(m) != 2 for m in messages):
+        return render_full(fmt, messages, tools, add_generation_prompt, {}, False, use_layout=use_layout).text
     neutral = [Message(m["role"], m["content"]) for m in messages]
     return render_full(fmt, neutral, tools, add_generation_prompt, {}, False, neutral=True, use_layout=use_layout).text
 
 
-def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add_generation_prompt: bool) -> str | None:
-    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`), or None."""
+def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: bool = False) -> str | None:
+    """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`, or
+    :mod:`~prompter.formats.skeleton_tools` for agent turns, tried first when ``agent``), or None."""
     source = template_source(fmt, tools)
     if source is None:
         return None
-    return skeleton_render(fmt, source, messages, tools, add_generation_prompt, _full_text, _tools_json)
+    entry = skeleton_entry(fmt, source, tools, _tools_json, _full_text)
+    if entry is None or entry.policy is None:
+        return None
+    text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)
+    if text is not None and tools is None:  # the plain skeletons render this format's conversations from now on
+        register(fmt, partial(render_entry, fmt, entry, _full_text), today if entry.policy.dated else None, "skeleton")
+    return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 
 def _from_pieces(pieces: list[str]) -> Rendered:

@@ -42,6 +42,7 @@ from functools import cache
 from typing import Any
 
 from prompter.errors import DeclarationError, PromptTypeError, TemplateError
+from prompter.formats.memo import HOT
 from prompter.formats.registry import FAMILIES, family_fields, family_of
 from prompter.formats.rendered import Rendered
 from prompter.messages import Message
@@ -227,15 +228,17 @@ class ModelFormat:
         gets them as a text block where the tools block goes); ``continue_final_message``
         ends the prompt right after the final message's text, with no generation prompt.
         """
-        if (
-            not kwargs
-            and documents is None
-            and not continue_final_message
-            and (self.chat_template is not None or self.tool_chat_template is not None)
-        ):
-            text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
-            if text is not None:
-                return text
+        if not kwargs and documents is None and not continue_final_message:
+            if tools is None:
+                hot = HOT.get(id(self))
+                if hot is not None and hot[0] is self:  # the fast paths that rendered this format before
+                    text = hot[1](messages, add_generation_prompt)
+                    if text is not None:
+                        return text
+            if self.chat_template is not None or self.tool_chat_template is not None:
+                text = (_FAST[0] if _FAST else _load_fast())(self, messages, tools, add_generation_prompt)
+                if text is not None:
+                    return text
         return self._render(
             messages, tools, add_generation_prompt, kwargs, False, documents, continue_final_message
         ).text

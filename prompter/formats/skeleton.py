@@ -48,8 +48,10 @@ __all__ = [
     "front_entry",
     "render_entry",
     "render_entry_messages",
+    "skeleton_entry",
     "skeleton_render",
     "skeleton_render_messages",
+    "today",
 ]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -123,7 +125,7 @@ class Policy:
             modes = dict(self.by_role)
             out = []
             for role, content in zip(roles, contents):
-                mode = modes[role]
+                mode = modes.get(role, "refuse")  # a role not probed (a tool result): the template renders
                 if mode != "keep":
                     trimmed = content.strip()
                     if mode == "strip":
@@ -154,10 +156,13 @@ _TOOLS: dict[int, tuple[Any, Any, str]] = {}
 class _Entry:
     """One template (with its tokens and tools): its policy and its skeletons by shape."""
 
-    __slots__ = ("nonempty", "plain", "policy", "skeletons")
+    __slots__ = ("nonempty", "plain", "policy", "skeletons", "tool_policy")
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
+        self.tool_policy: Policy | bool = True
+        """For agent turns (:mod:`~prompter.formats.skeleton_tools`): the policy their skeletons
+        were verified under, False where they were not, True until they are first asked for."""
         self.plain = False
         """No precondition on content but perhaps :attr:`nonempty`, and no date: contents go in as
         they are."""
@@ -195,7 +200,7 @@ def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
 _DAY: list[Any] = [0.0, None]  # [until when (time.time()) the cached day holds, the day]
 
 
-def _today() -> tuple[int, int, int]:
+def today() -> tuple[int, int, int]:
     """Today's local date, recomputed at most once a minute (the hot path reads a float)."""
     now = time.time()
     if now >= _DAY[0]:
@@ -222,16 +227,17 @@ def skeleton_render(
     encode: Callable[[Any], str],
 ) -> str | None:
     """The prompt from a cached skeleton, or None (the caller renders through the template)."""
-    entry = _entry(fmt, source, tools, encode, render_full)
+    entry = skeleton_entry(fmt, source, tools, encode, render_full)
     if entry is None or entry.policy is None:
         return None
-    return render_entry(fmt, entry, messages, tools, add_generation_prompt, render_full)
+    return render_entry(fmt, entry, render_full, messages, add_generation_prompt, tools)
 
 
 def render_entry(
-    fmt: Any, entry: _Entry, messages: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull
+    fmt: Any, entry: _Entry, render_full: RenderFull, messages: Any, add_generation_prompt: bool, tools: Any = None
 ) -> str | None:
-    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None."""
+    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None (the
+    arguments in this order so that ``partial(render_entry, fmt, entry, render_full)`` renders)."""
     if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
         return None
     names: list[str] = []
@@ -278,7 +284,7 @@ def skeleton_render_messages(
     encode: Callable[[Any], str],
 ) -> str | None:
     """:func:`skeleton_render` for neutral messages (plain text turns only)."""
-    entry = _entry(fmt, source, tools, encode, render_full)
+    entry = skeleton_entry(fmt, source, tools, encode, render_full)
     if entry is None or entry.policy is None:
         return None
     return render_entry_messages(fmt, entry, messages, tools, add_generation_prompt, render_full)
@@ -299,7 +305,7 @@ def render_entry_messages(
     return _fill(fmt, entry, roles, [m.content for m in messages], tools, add_generation_prompt, render_full)
 
 
-def _entry(
+def skeleton_entry(
     fmt: Any, source: str, tools: Any, encode: Callable[[Any], str], render_full: RenderFull
 ) -> _Entry | None:
     """The template's entry, once it has been seen twice (a one-off render costs one template run,
@@ -356,7 +362,7 @@ def _fill(
         if usable is None:
             return None
         contents = usable
-        skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+        skey = (roles, add_generation_prompt, today()) if policy.dated else (roles, add_generation_prompt)
         skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
         skeleton = _skeleton(fmt, entry, roles, tools, add_generation_prompt, policy, render_full)
@@ -372,16 +378,18 @@ def _fill(
 def _skeleton(
     fmt: Any,
     entry: _Entry,
-    roles: tuple[str, ...],
+    roles: tuple[Any, ...],
     tools: Any,
     add_generation_prompt: bool,
     policy: Policy,
     render_full: RenderFull,
+    build: Callable[[Any, Any, Any, bool, RenderFull], Skeleton | None] | None = None,
 ) -> Skeleton | None:
-    skey = (roles, add_generation_prompt, _today()) if policy.dated else (roles, add_generation_prompt)
+    """The shape's skeleton, built (by ``build``, :func:`_build` by default) and kept on first use."""
+    skey = (roles, add_generation_prompt, today()) if policy.dated else (roles, add_generation_prompt)
     skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
-        skeleton = _build(fmt, roles, tools, add_generation_prompt, render_full)
+        skeleton = (build or _build)(fmt, roles, tools, add_generation_prompt, render_full)
         held = len(roles) + (0 if skeleton is None else sum(map(len, skeleton.markup)))
         _HELD[0] += held
         if _HELD[0] > _MAX_HELD:  # long conversations of ever new shapes must not pile up

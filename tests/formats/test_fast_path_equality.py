@@ -6,7 +6,8 @@ fixed strings (:mod:`~prompter.formats.derive`) or from a shape's cached skeleto
 conversations — an optional system message, one to six turns, tools or none, with or
 without the generation prompt, contents mixing plain text with whitespace, empty text,
 the template's own string literals, its special tokens and sentinel-like private-use
-characters — each render (the first, which runs the template, and the later ones, which
+characters, and agent steps (an assistant message calling one or two tools with arguments of
+any JSON shape, given as an object or as JSON text, and the tools' results) — each render (the first, which runs the template, and the later ones, which
 take the fast paths) equals the reference: the sandboxed template itself
 (``render_full(..., use_layout=False)``), or both raise a prompter error.
 """
@@ -63,14 +64,45 @@ def contents(family: str) -> st.SearchStrategy[str]:
     ).map("".join)
 
 
+def json_values(text: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    scalars = st.one_of(text, st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.booleans(), st.none())
+    return st.recursive(
+        scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=8
+    )
+
+
 @st.composite
-def requests(draw: Any, family: str) -> tuple[list[dict[str, str]], Any, bool]:
+def agent_step(draw: Any, family: str) -> list[dict[str, Any]]:
+    """An assistant message calling tools (arguments as an object or as JSON text) and their results."""
     text = contents(family)
-    messages = [{"role": "system", "content": draw(text)}] if draw(st.booleans()) else []
+    calls, results = [], []
+    for _ in range(draw(st.integers(1, 2))):
+        call_id = draw(st.sampled_from(["abc123XYZ", "call0ABCD", "call_1"]) | text)
+        arguments: Any = draw(st.dictionaries(text, json_values(text), max_size=3))
+        if draw(st.booleans()):
+            arguments = json.dumps(arguments, ensure_ascii=draw(st.booleans()))
+        name = draw(st.sampled_from(["get_weather", "search"]) | text.filter(bool))
+        calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        result: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": draw(text)}
+        if draw(st.booleans()):
+            result["name"] = name
+        results.append(result)
+    content = draw(st.sampled_from([None, ""]) | text)
+    return [{"role": "assistant", "content": content, "tool_calls": calls}, *results]
+
+
+@st.composite
+def requests(draw: Any, family: str) -> tuple[list[dict[str, Any]], Any, bool]:
+    text = contents(family)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": draw(text)}] if draw(st.booleans()) else []
     turns = draw(st.integers(1, 6))
     for i in range(turns):
         messages.append({"role": "user", "content": draw(text)})
-        if i < turns - 1 or draw(st.booleans()):
+        if draw(st.integers(0, 3)) == 0:  # an agent step: the assistant calls tools, their results follow
+            messages += draw(agent_step(family))
+            if i < turns - 1 or draw(st.booleans()):
+                messages.append({"role": "assistant", "content": draw(text)})
+        elif i < turns - 1 or draw(st.booleans()):
             messages.append({"role": "assistant", "content": draw(text)})
     fmt = ModelFormat.get(family)
     source = template_source(fmt, TOOLS)
@@ -99,12 +131,17 @@ def test_fast_paths_render_the_templates_bytes(family: str) -> None:
 
     @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(requests(family))
-    def check(request: tuple[list[dict[str, str]], Any, bool]) -> None:
+    def check(request: tuple[list[dict[str, Any]], Any, bool]) -> None:
         messages, tools, add = request
         expected = reference(fmt, messages, tools, add)
-        neutral = [message_from_dict(m, f"messages[{i}]") for i, m in enumerate(messages)]
+        try:
+            neutral = [message_from_dict(m, f"messages[{i}]") for i, m in enumerate(messages)]
+        except PromptError:
+            neutral = None
+        assert neutral is not None or expected is PromptError
         for _ in range(3):  # the first sighting runs the template; later ones take the fast paths
             assert rendered(lambda: fmt.render(messages, tools=tools, add_generation_prompt=add)) == expected
-            assert rendered(lambda: fmt.render_messages(neutral, tools, add)) == expected
+            if neutral is not None:
+                assert rendered(lambda: fmt.render_messages(neutral, tools, add)) == expected
 
     check()

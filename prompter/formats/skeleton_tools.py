@@ -1,0 +1,453 @@
+"""Skeletons for agent turns: assistant tool calls and tool results, where the template treats them as data.
+
+A conversation with an agent step in it (an assistant message that calls tools, the tools'
+results) has a *shape* too: its roles, and for each call the id, the type and the function
+name, for each tool result its ``tool_call_id`` and ``name``, and which contents are empty.
+Those go into the shape's key as they are (templates compare them: Mistral's ids must be nine
+characters, Llama 3.1 treats its built-in tools' names apart), so the sandboxed template sees
+the real ones when the skeleton is built.  What varies freely from one conversation to the next
+is kept out of the markup: the text of every non-empty content (tool results included), and
+each call's ``arguments``.
+
+Arguments are JSON-serialised by the template (``tool_call.arguments | tojson``, or the whole
+function object ``| tojson``).  The skeleton is rendered with a one-key marker object as the
+arguments, and the marker's JSON text (``json.dumps(marker, ensure_ascii=False)``, what
+transformers' ``tojson`` and the sandbox's write) is cut out of the output; a call's slot is
+then filled with ``json.dumps(arguments, ensure_ascii=False)``, which composes the same way
+inside an enclosing object.  A template that prints arguments any other way (indented, item by
+item, as a Python ``repr``) leaves the marker's characters in the output: no skeleton, the
+template renders.
+
+Each agent shape's skeleton is checked when it is built: the template renders the same shape once
+more with probe values (quotes, backslashes, a newline, a control character, nested arguments),
+and the filled skeleton must give those bytes, with tool results as they are or as JSON string
+text (Llama 3.1's ``content | tojson``; a result it takes as the first user message stays raw):
+what fits is kept with the skeleton, and a shape neither fits renders through the template.
+Before any agent-turn skeleton of a template is used, :func:`_verified` also checks a handful of agent
+shapes with realistic values (text with quotes, markup, unicode and jinja-looking text; nested
+arguments with numbers, booleans, null, lists, escapes; tool results padded with whitespace and
+carrying the template's literals) against the sandboxed template, byte for byte, under the
+policy the template's plain turns were probed for (:mod:`~prompter.formats.skeleton`), or
+a stricter one (tool results with edge whitespace go through the template).  Any disagreement,
+and agent turns always render through the template.  A template that takes arguments only as
+JSON text (DeepSeek-R1) never takes this path.
+
+Why this file is long: what an agent shape is (:func:`tool_shape`, the hot path), how its skeleton
+is cut (:func:`_build`) and the probes that make both safe to use (:func:`_verified`) must agree on
+every field of a tool call, so they stay side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from prompter.errors import PromptError
+from prompter.formats.skeleton import (
+    _MARK,
+    _MAX_MESSAGES,
+    _ROLES,
+    Policy,
+    RenderFull,
+    Skeleton,
+    _Entry,
+    _mark,
+    _skeleton,
+)
+
+__all__ = ["render_tool_entry", "tool_shape"]
+
+_ARG_OPEN, _ARG_CLOSE = "\ue002", "\ue003"
+_SENTINEL_CHARS = ("\ue000", "\ue001", _ARG_OPEN, _ARG_CLOSE)
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(x, ensure_ascii=False)``: the text of transformers' ``tojson`` and of the sandbox's."""
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _arguments_encoder() -> Callable[[Any], str]:
+    """:data:`_ENCODE` for the hot path: json's C encoder made once (``JSONEncoder.encode`` makes one
+    per call), the same text; circular data raises RecursionError instead of ValueError."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return _ENCODE
+    chunks = make(None, _no_default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_ENCODE_ARGUMENTS = _arguments_encoder()
+_MAX_ARGUMENTS = 1000
+"""Longer arguments (JSON characters) render through the template, whose ``tojson`` sizes its output
+against the budget's cap first: at this length no bound it computes comes near the cap."""
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
+_TOOL_KEYS = frozenset({"role", "content", "tool_call_id", "name"})
+
+Shape = tuple[list[Any], list[str], list[str]]
+
+
+def tool_shape(messages: Sequence[Any]) -> Shape | None:
+    """The key parts, the slot values and each slot's kind (its role, or ``arguments``) of a
+    conversation with at least one agent-turn message; None where anything is outside what
+    this path takes (the template then renders, and validates)."""
+    parts: list[Any] = []
+    slots: list[str] = []
+    kinds: list[str] = []
+    agent = False
+    for m in messages:
+        if type(m) is not dict:
+            return None
+        role = m.get("role")
+        content = m.get("content")
+        if len(m) == 2 and type(content) is str and type(role) is str and role in _ROLES:
+            parts.append(role)
+            slots.append(content)
+            kinds.append(role)
+            continue
+        agent = True
+        if role == "assistant":
+            calls = m.get("tool_calls")
+            if not _ASSISTANT_KEYS.issuperset(m) or type(calls) is not list or not calls:
+                return None
+            if content is None:
+                content = ""
+            elif type(content) is not str:
+                return None
+            if content:
+                slots.append(content)
+                kinds.append(role)
+            keys = []
+            for call in calls:
+                key = _call(call, slots, kinds)
+                if key is None:
+                    return None
+                keys.append(key)
+            parts.append(("assistant", not content, tuple(keys)))
+        elif role == "tool":
+            call_id, name = m.get("tool_call_id"), m.get("name")
+            if (
+                not _TOOL_KEYS.issuperset(m)
+                or type(content) is not str
+                or (call_id is not None and type(call_id) is not str)
+                or (name is not None and type(name) is not str)
+                or ("tool_call_id" in m and call_id is None)
+                or ("name" in m and name is None)
+            ):
+                return None
+            if content:
+                slots.append(content)
+                kinds.append(role)
+            parts.append(("tool", not content, call_id, name))
+        else:
+            return None
+    return (parts, slots, kinds) if agent else None
+
+
+def _call(call: Any, slots: list[str], kinds: list[str]) -> tuple[str | None, str | None, str] | None:
+    """One tool call's key (id, type, function name), its arguments' JSON text added as a slot."""
+    if type(call) is not dict or not _CALL_KEYS.issuperset(call):
+        return None
+    function = call.get("function")
+    call_id, kind = call.get("id"), call.get("type")
+    if type(function) is not dict or len(function) != 2:
+        return None
+    if ("id" in call and type(call_id) is not str) or ("type" in call and type(kind) is not str):
+        return None
+    name, arguments = function.get("name"), function.get("arguments")
+    if type(name) is not str or not name:
+        return None
+    if type(arguments) is str:  # OpenAI's form: the template gets the parsed object
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return None
+    if type(arguments) is not dict:
+        return None
+    try:
+        text = _ENCODE_ARGUMENTS(arguments)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > _MAX_ARGUMENTS:
+        return None
+    slots.append(text)
+    kinds.append("arguments")
+    return call_id, kind, name
+
+
+def _argument_marker(i: int) -> dict[str, Any]:
+    return {_ARG_OPEN + chr(0xE100 + i) + _ARG_CLOSE: 0}
+
+
+class AgentSkeleton(Skeleton):
+    """An agent shape's markup, and whether its tool results are written as JSON string text."""
+
+    __slots__ = ("quoted",)
+
+    def __init__(self, markup: list[str], order: list[int], count: int, quoted: bool) -> None:
+        super().__init__(markup, order, count)
+        self.quoted = quoted
+        """Whether the template writes tool results as JSON strings (Llama 3.1's ``content | tojson``,
+        except for a tool result it takes as the first user message)."""
+
+    def filled(self, slots: list[str], kinds: list[str]) -> str:
+        if self.quoted:
+            slots = [_ENCODE(c)[1:-1] if k == "tool" else c for c, k in zip(slots, kinds)]
+        return self.fill(slots)
+
+
+def _messages(
+    parts: Any, content: Callable[[int], str], arguments: Callable[[int], Any]
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The messages of an agent shape with ``content(i)`` and ``arguments(i)`` for slot ``i``, and
+    the slots' values (arguments as their JSON text) and kinds, in slot order."""
+    messages: list[dict[str, Any]] = []
+    values: list[str] = []
+    kinds: list[str] = []
+
+    def slot(kind: str) -> str:
+        values.append(content(len(values)))
+        kinds.append(kind)
+        return values[-1]
+
+    for part in parts:
+        if type(part) is str:
+            messages.append({"role": part, "content": slot(part)})
+        elif part[0] == "assistant":
+            text = "" if part[1] else slot("assistant")
+            calls = []
+            for call_id, kind, name in part[2]:
+                call: dict[str, Any] = {} if call_id is None else {"id": call_id}
+                if kind is not None:
+                    call["type"] = kind
+                given = arguments(len(values))
+                values.append(_ENCODE(given))
+                kinds.append("arguments")
+                call["function"] = {"name": name, "arguments": given}
+                calls.append(call)
+            messages.append({"role": "assistant", "content": text, "tool_calls": calls})
+        else:
+            tool: dict[str, Any] = {"role": "tool", "content": "" if part[1] else slot("tool")}
+            if part[2] is not None:
+                tool["tool_call_id"] = part[2]
+            if part[3] is not None:
+                tool["name"] = part[3]
+            messages.append(tool)
+    return messages, values, kinds
+
+
+def _probe_text(i: int) -> str:
+    return f'Probe {i}: "quoted" \\ <b>&</b>\nnext line, \x02 ünï 中文'
+
+
+def _probe_arguments(i: int) -> dict[str, Any]:
+    return {"q": f'say "hi" \\ {i}\n', "n": i, "x": [1.5, None, True, {}]}
+
+
+def _build(fmt: Any, parts: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull) -> Skeleton | None:
+    """Render the agent shape once with sentinel contents and marker arguments and cut the text at
+    them; then check the cut against the template on the same shape with probe values (text with
+    quotes, backslashes, a newline, a control character; nested arguments), learning whether tool
+    results are written as JSON strings: a shape the check fails renders through the template."""
+    names = [p for part in parts if type(part) is not str for p in _strings(part)]
+    if any(c in name for name in names for c in _SENTINEL_CHARS):
+        return None  # an id or a name could pass for a sentinel
+    messages, values, kinds = _messages(parts, _mark, _argument_marker)
+    probe, probe_values, _ = _messages(parts, _probe_text, _probe_arguments)
+    try:
+        text = render_full(fmt, messages, tools, add_generation_prompt, False)
+        expected = render_full(fmt, probe, tools, add_generation_prompt, False)
+    except PromptError:
+        return None
+    count = len(values)
+    for j, kind in enumerate(kinds):
+        if kind == "arguments":
+            text = text.replace(values[j], _mark(j))
+    pieces = _MARK.split(text)
+    markup = pieces[0::2]
+    order = [ord(c) - 0xE100 for c in pieces[1::2]]
+    if any(k >= count for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
+        return None  # the template cut into a sentinel, or printed arguments other than as compact JSON
+    for quoted in (False, True):
+        skeleton = AgentSkeleton(markup, order, count, quoted)
+        if skeleton.filled(probe_values, kinds) == expected:
+            return skeleton
+    return None
+
+
+def _strings(part: Any) -> list[str]:
+    """The strings of a key part (ids, types, names), at any depth."""
+    if type(part) is str:
+        return [part]
+    if type(part) is tuple:
+        return [s for item in part for s in _strings(item)]
+    return []
+
+
+def render_tool_entry(
+    fmt: Any,
+    source: str,
+    entry: _Entry,
+    messages: Any,
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+) -> str | None:
+    """The prompt of a conversation with agent turns from its shape's skeleton, or None
+    (``source`` is the template that renders with ``tools``, ``entry`` its skeletons)."""
+    if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
+        return None
+    shape = tool_shape(messages)
+    if shape is None:
+        return None
+    policy = entry.tool_policy
+    if policy is True:
+        policy = entry.tool_policy = _verified(fmt, source, entry, tools, render_full)
+    if not isinstance(policy, Policy):
+        return None
+    return _fill(fmt, entry, policy, shape, tools, add_generation_prompt, render_full)
+
+
+def _fill(
+    fmt: Any,
+    entry: _Entry,
+    policy: Policy,
+    shape: Shape,
+    tools: Any,
+    add_generation_prompt: bool,
+    render_full: RenderFull,
+) -> str | None:
+    parts, slots, kinds = shape
+    usable = policy.apply(slots, kinds)
+    if usable is None:
+        return None
+    skeleton = _skeleton(fmt, entry, tuple(parts), tools, add_generation_prompt, policy, render_full, _build)
+    if not isinstance(skeleton, AgentSkeleton):
+        return None
+    return skeleton.filled(usable, kinds)
+
+
+# -- probing ---------------------------------------------------------------------------------------
+
+_TEXT = "Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
+_ARGUMENTS: tuple[Callable[[int], dict[str, Any]], ...] = (
+    lambda i: {"city": f"Paris {i}", "unit": "celsius"},
+    lambda i: {
+        "q": f'He said "hi" \\ <b>&</b> ünï 中文\n{i}',
+        "n": i,
+        "f": 1.5,
+        "ok": True,
+        "no": False,
+        "x": None,
+        "list": [1, "a", {"b": [{}]}],
+        "{{ x }}": "{% if %}",
+    },
+    lambda i: {},
+)
+_IDS = ("call0ABCD", "call1ABCD")
+
+
+def _call_dict(j: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": _IDS[j % 2], "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _agent_shapes(
+    content: Callable[[int], str], arguments: Callable[[int], dict[str, Any]], result: Callable[[int], str]
+) -> list[list[dict[str, Any]]]:
+    def name(j: int) -> str:
+        return "get_weather" if j % 2 == 0 else "search"
+
+    def call(j: int) -> dict[str, Any]:
+        return _call_dict(j, name(j), arguments(j))
+
+    def tool(j: int) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": _IDS[j % 2], "name": name(j), "content": result(j)}
+
+    user = [{"role": "user", "content": content(0)}]
+    return [
+        [*user, {"role": "assistant", "content": "", "tool_calls": [call(0)]}, tool(0)],
+        [
+            {"role": "system", "content": content(1)},
+            *user,
+            {"role": "assistant", "content": content(2), "tool_calls": [call(0), call(1)]},
+            tool(0),
+            tool(1),
+            {"role": "assistant", "content": content(3)},
+            {"role": "user", "content": content(4)},
+        ],
+        [
+            *user,
+            {"role": "assistant", "content": None, "tool_calls": [call(1)]},
+            tool(1),
+            {"role": "assistant", "content": content(5)},
+        ],
+    ]
+
+
+def _verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
+    """The policy under which the template's agent-turn skeletons reproduce it, or False."""
+    from prompter.formats.derive import literals
+    from prompter.formats.traits import traits_of
+
+    plain = entry.policy
+    if plain is None or traits_of(source, fmt.bos_token, fmt.eos_token).string_arguments:
+        return False
+    text: Callable[[int], str] = lambda i: _TEXT.format(i=i)  # noqa: E731
+    checks: list[list[list[dict[str, Any]]]] = [_agent_shapes(text, args, text) for args in _ARGUMENTS]
+    checks.append(_agent_shapes(text, _ARGUMENTS[0], lambda i: "  " + text(i) + " \n"))
+    checks.append(_agent_shapes(text, _ARGUMENTS[0], lambda i: '{"temperature": 21, "sky": "clear"}'))
+    for literal in literals(source) + literals(source, words=True):
+        checks.append(_agent_shapes(*_carrying(literal, text))[1:2])
+    candidates = [plain]
+    if plain.whitespace != "mixed":
+        modes = (("system", plain.whitespace), ("user", plain.whitespace), ("assistant", plain.whitespace))
+        candidates.append(replace(plain, whitespace="mixed", by_role=modes))
+    for policy in candidates:
+        if all(_agrees(fmt, entry, policy, case, tools, render_full) for check in checks for case in check):
+            return policy
+    return False
+
+
+def _carrying(
+    literal: str, text: Callable[[int], str]
+) -> tuple[Callable[[int], str], Callable[[int], dict[str, Any]], Callable[[int], str]]:
+    """Contents, arguments and tool results that carry one of the template's literals."""
+
+    def carrying(i: int) -> str:
+        return literal + text(i) + literal
+
+    return carrying, lambda i: {"k": literal}, carrying
+
+
+def _agrees(
+    fmt: Any,
+    entry: _Entry,
+    policy: Policy,
+    messages: list[dict[str, Any]],
+    tools: Any,
+    render_full: RenderFull,
+) -> bool:
+    shape = tool_shape(messages)
+    if shape is None:
+        return False
+    for add in (True, False):
+        try:
+            got = _fill(fmt, entry, policy, shape, tools, add, render_full)
+        except RecursionError:
+            return False
+        try:
+            expected = render_full(fmt, messages, tools, add, False)
+        except PromptError:  # the template refuses the shape (Llama 3.1 takes one call at a time)
+            if got is not None:
+                return False
+            continue
+        if got is not None and got != expected:
+            return False
+    return True
