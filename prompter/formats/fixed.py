@@ -22,7 +22,7 @@ from typing import Any
 from prompter.errors import MessageError, PromptError
 from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
-from prompter.formats.memo import register
+from prompter.formats.hot import register
 from prompter.formats.prepare import (
     fold_system,
     inject_documents,
@@ -41,7 +41,6 @@ from prompter.formats.skeleton import (
     render_entry_messages,
     skeleton_entry,
     skeleton_render_messages,
-    today,
 )
 from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
@@ -165,7 +164,7 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     A leading system message that the template rejects is folded here too, for the
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
-    # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: memo.Hot)
+    # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: hot.HOT)
     if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
         # an agent step last (a tool call, a tool result): fixed strings take plain turns only
         return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
@@ -174,7 +173,7 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
             if tools is None:  # as do these fixed strings
-                register(fmt, layout.render, None, "layout")
+                register(fmt, layout.render, "layout")
             return text
     text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
     if text is not None or layout is None or layout.system_ok:
@@ -219,7 +218,7 @@ def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: b
         return None
     text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)
     if text is not None and tools is None:  # the plain skeletons render this format's conversations from now on
-        register(fmt, partial(render_entry, fmt, entry, _full_text), today if entry.policy.dated else None, "skeleton")
+        register(fmt, partial(render_entry, fmt, entry, _full_text), "skeleton")
     return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 

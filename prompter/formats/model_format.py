@@ -42,7 +42,7 @@ from functools import cache
 from typing import Any
 
 from prompter.errors import DeclarationError, PromptTypeError, TemplateError
-from prompter.formats.memo import HOT
+from prompter.formats.hot import HOT
 from prompter.formats.registry import FAMILIES, family_fields, family_of
 from prompter.formats.rendered import Rendered
 from prompter.messages import Message

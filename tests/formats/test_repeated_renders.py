@@ -1,8 +1,9 @@
-"""A repeated render of an unchanged conversation gives back the remembered prompt; any change misses.
+"""A conversation rendered again after a change renders what the template renders.
 
-The memo (:mod:`~prompter.formats.memo`) keeps, per format object, the last plain conversation
-the fast paths rendered without tools.  Each test changes the conversation the way callers do
-(in place, by appending, by replacing a message) and compares with the sandboxed template.
+A format object goes straight to the fast paths that rendered its plain conversations
+before (:mod:`~prompter.formats.hot`). Each test renders a conversation a few times, changes it
+the way callers do (in place, by appending, by replacing a message) and compares with the
+sandboxed template: nothing of an earlier call may leak into a later one.
 """
 
 from __future__ import annotations
@@ -32,15 +33,6 @@ def conversation() -> list[dict[str, Any]]:
     ]
 
 
-def test_a_repeated_render_is_given_back_without_rendering_again() -> None:
-    fmt = ModelFormat.get("chatml")
-    messages = conversation()
-    for _ in range(4):  # the template, then the fast path, then the fast path on the same list: remembered
-        expected = fmt.render(messages)
-    assert fmt.render(messages) is expected, "the remembered prompt itself, not a new rendering"
-    assert fmt.render(messages) == template_says(fmt, messages)
-
-
 def test_conversations_that_never_repeat_are_rendered_each_time() -> None:
     fmt = dataclasses.replace(ModelFormat.get("qwen2.5"), name="qwen2.5-copy")  # an object no test rendered
     texts = []
@@ -53,7 +45,7 @@ def test_conversations_that_never_repeat_are_rendered_each_time() -> None:
 
 
 class Loud(dict):  # type: ignore[type-arg]
-    """A dict subclass claiming equality with everything: never compared, never remembered."""
+    """A dict subclass claiming equality with everything."""
 
     def __eq__(self, other: object) -> bool:
         return True
@@ -93,20 +85,18 @@ def test_a_changed_conversation_renders_what_the_template_renders(family: str, c
         assert got == expected
 
 
-def test_the_generation_prompt_flag_is_part_of_what_is_remembered() -> None:
+def test_the_generation_prompt_flag_is_read_on_every_call() -> None:
     fmt = ModelFormat.get("chatml")
     messages = conversation()
     for add in (True, False, True, False):
         assert fmt.render(messages, add_generation_prompt=add) == template_says(fmt, messages, add)
 
 
-def test_a_dated_template_misses_when_the_day_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dated_template_renders_the_new_day_when_the_day_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     fmt = ModelFormat.get("llama-3.2")
     messages = conversation()
     for _ in range(4):
         expected = fmt.render(messages)
-    assert fmt.render(messages) is expected
     monkeypatch.setattr(skeleton, "_DAY", [float("inf"), (1999, 1, 1)])  # what today() answers from now on
-    again = fmt.render(messages)
-    assert again is not expected, "a prompt remembered on another day is not given back"
-    assert again == template_says(fmt, messages)
+    assert expected == template_says(fmt, messages)
+    assert fmt.render(messages) == template_says(fmt, messages)  # the skeleton of the new day
