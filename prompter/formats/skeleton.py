@@ -38,6 +38,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from prompter.errors import PromptError
@@ -88,10 +89,7 @@ class Skeleton:
         """Whether every content appears once, in order (the common case: no reordering to do)."""
 
     def fill(self, contents: list[str]) -> str:
-        parts = [""] * (2 * len(self.markup) - 1)
-        parts[0::2] = self.markup
-        parts[1::2] = contents if self.straight else [contents[i] for i in self.order]
-        return "".join(parts)
+        return _interleave(self.markup, contents if self.straight else [contents[i] for i in self.order])
 
 
 @dataclass(frozen=True)
@@ -122,18 +120,21 @@ class Policy:
                 if literal in joined:
                     return None
         if self.whitespace == "mixed":
-            modes = dict(self.by_role)
-            out = []
-            for role, content in zip(roles, contents):
+            modes = _modes(self.by_role)
+            copied = False
+            for i, role in enumerate(roles):
                 mode = modes.get(role, "refuse")  # a role not probed (a tool result): the template renders
-                if mode != "keep":
-                    trimmed = content.strip()
-                    if mode == "strip":
-                        content = trimmed
-                    elif trimmed != content:
-                        return None
-                out.append(content)
-            contents = out
+                if mode == "keep":
+                    continue
+                content = contents[i]
+                trimmed = content.strip()
+                if trimmed == content:
+                    continue
+                if mode != "strip":
+                    return None
+                if not copied:  # the caller's list stays as it is
+                    contents, copied = list(contents), True
+                contents[i] = trimmed
         elif self.whitespace != "keep":
             stripped = list(map(str.strip, contents))
             if self.whitespace == "strip":
@@ -145,6 +146,12 @@ class Policy:
         if self.distinct and len(set(contents)) != len(contents):
             return None
         return contents
+
+
+@cache
+def _modes(by_role: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``by_role`` as a dict, built once per policy (read only)."""
+    return dict(by_role)
 
 
 _PLAIN = Policy("keep", False, (), False)
@@ -261,11 +268,7 @@ def render_entry(
         # a skeleton is only ever stored for system/user/assistant roles: a hit needs no role check
         skeleton = entry.skeletons.get((roles, add_generation_prompt))
         if skeleton is not None and skeleton.straight:
-            markup = skeleton.markup
-            parts = [""] * (2 * len(markup) - 1)
-            parts[0::2] = markup
-            parts[1::2] = contents
-            return "".join(parts)
+            return _interleave(skeleton.markup, contents)
     if not _ROLES.issuperset(roles):
         return None
     return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
@@ -368,10 +371,19 @@ def _fill(
         skeleton = _skeleton(fmt, entry, roles, tools, add_generation_prompt, policy, render_full)
     if skeleton is None:
         return None
-    markup = skeleton.markup
+    return _interleave(skeleton.markup, contents if skeleton.straight else [contents[i] for i in skeleton.order])
+
+
+def _interleave(markup: Sequence[str], contents: Sequence[str]) -> str:
+    """``markup[0] + contents[0] + markup[1] + ...``: one or two contents (the most common
+    conversations) as plain concatenation, which is cheaper than building a list to join."""
+    if len(contents) == 1:
+        return markup[0] + contents[0] + markup[1]
+    if len(contents) == 2:
+        return markup[0] + contents[0] + markup[1] + contents[1] + markup[2]
     parts = [""] * (2 * len(markup) - 1)
     parts[0::2] = markup
-    parts[1::2] = contents if skeleton.straight else [contents[i] for i in skeleton.order]
+    parts[1::2] = contents
     return "".join(parts)
 
 
