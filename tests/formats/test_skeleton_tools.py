@@ -11,22 +11,12 @@ import json
 from typing import Any
 
 import pytest
+from test_fast_path_equality import TOOLS  # the one weather tool the equality property uses
 
 from prompter.errors import PromptError
 from prompter.formats import prepare, skeleton
 from prompter.formats.fixed import render_full, template_source
 from prompter.formats.model_format import ModelFormat
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
 
 AGENT = (
     "{% for m in messages %}"
