@@ -163,7 +163,7 @@ _TOOLS: dict[int, tuple[Any, Any, str]] = {}
 class _Entry:
     """One template (with its tokens and tools): its policy and its skeletons by shape."""
 
-    __slots__ = ("nonempty", "plain", "policy", "skeletons", "tool_policy")
+    __slots__ = ("modes", "nonempty", "plain", "policy", "skeletons", "tool_policy")
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
@@ -175,6 +175,10 @@ class _Entry:
         they are."""
         self.nonempty = False
         """Whether empty content must render through the template (the one precondition ``plain`` allows)."""
+        self.modes: dict[str, str] | None = None
+        """For a ``mixed`` policy with no other precondition and no date, its mode by role
+        (Baichuan 2 trims only the system text, Phi-3 the turns): contents that need no
+        trimming go in as they are, as under ``plain``."""
         self.skeletons: dict[tuple[Any, ...], Skeleton | None] = {}
 
 
@@ -269,9 +273,28 @@ def render_entry(
         skeleton = entry.skeletons.get((roles, add_generation_prompt))
         if skeleton is not None and skeleton.straight:
             return _interleave(skeleton.markup, contents)
+    elif entry.modes is not None:  # a mixed policy: as plain while no content needs trimming
+        modes = entry.modes
+        for role, content in zip(roles, contents):
+            mode = modes.get(role)
+            if mode is None or (mode != "keep" and content.strip() != content):
+                break  # a role not probed, or edge whitespace to trim or refuse: _fill decides
+        else:
+            skeleton = entry.skeletons.get((roles, add_generation_prompt))
+            if skeleton is not None and skeleton.straight:
+                return _interleave(skeleton.markup, contents)
     if not _ROLES.issuperset(roles):
         return None
     return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+
+
+def _simple_modes(policy: Policy | None) -> dict[str, str] | None:
+    """:attr:`_Entry.modes` of ``policy``."""
+    if policy is None or policy.whitespace != "mixed" or policy.avoid or policy.nonempty:
+        return None
+    if policy.distinct or policy.dated:
+        return None
+    return dict(policy.by_role)
 
 
 _PLAIN_TAIL: tuple[Any, ...] = ((), None, None)
@@ -335,6 +358,7 @@ def skeleton_entry(
         entry.policy = _policy(fmt, source, tools, entry, render_full)
         entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False) == _PLAIN
         entry.nonempty = entry.policy is not None and entry.policy.nonempty
+        entry.modes = _simple_modes(entry.policy)
         if len(_ENTRIES) >= _MAX_ENTRIES:
             _ENTRIES.clear()
             _FRONT.clear()
