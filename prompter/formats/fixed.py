@@ -2,7 +2,7 @@
 
 The fast path: a template's derived :class:`~prompter.formats.derive.Layout`,
 looked up in a dictionary per (template, tokens) and, with tools, per tools list
-(by identity, confirmed by equality with a snapshot, so a list changed in place
+(by identity, confirmed by an exact fingerprint, so a list changed in place
 is noticed), then per tools JSON text (so equal tools passed as a new list every
 call, as a prompter passes call-time tools, reuse what was derived).  Deriving
 costs a few dozen template runs, so it happens the second time a (template,
@@ -14,7 +14,6 @@ template rejects, the sandboxed template, and content spans.
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import partial
 from typing import Any
@@ -24,6 +23,7 @@ from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.hot import register
 from prompter.formats.prepare import (
+    exact_fingerprint,
     fold_system,
     inject_documents,
     inject_tools,
@@ -124,12 +124,12 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
             _FRONT.clear()
         _FRONT[id(fmt)] = (fmt, layout)
         return layout
-    # first level: the same list object (confirmed by equality with a snapshot, so a list
+    # first level: the same list object (confirmed by its exact fingerprint, so a list
     # changed in place is noticed); second level: equal tools in another list (a prompter
     # passes a fresh list per call), found by their JSON text
     tkey = (id(tools), source, fmt.bos_token, fmt.eos_token)
     entry = _BY_TOOLS.get(tkey)
-    if entry is not None and entry[0] is tools and entry[1] == tools:
+    if entry is not None and entry[0] is tools and entry[1] == exact_fingerprint(tools):
         return entry[2]
     try:
         if _traits(fmt, source).tools != "variable":
@@ -144,16 +144,14 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
         pass
     if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
         return None
-    try:
-        snapshot = copy.deepcopy(tools)
-    except (TypeError, ValueError):  # pragma: no cover - prepare_tools accepted it
-        return None
     layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
+    snapshot = exact_fingerprint(tools)
     if len(_BY_TOOLS) >= _MAX_TOOL_ENTRIES:
         _BY_TOOLS.clear()
     if len(_BY_JSON) >= _MAX_TOOL_ENTRIES:
         _BY_JSON.clear()
-    _BY_TOOLS[tkey] = (tools, snapshot, layout)
+    if snapshot is not None:  # else found again by its JSON text only
+        _BY_TOOLS[tkey] = (tools, snapshot, layout)
     _BY_JSON[jkey] = layout
     return layout
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -370,3 +371,18 @@ def render_jinja(
     context: dict[str, Any] = {**special, **plain(dict(kwargs))}
     context.update(messages=messages, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt)
     return render_template(compiled, context, time_budget=time_budget)
+
+
+def exact_fingerprint(value: Any) -> bytes | None:
+    """Bytes that change whenever ``value``'s JSON text could, or None (use no cache then).
+
+    The fast paths remember a tools list by identity and confirm with this that it was not
+    changed in place. ``==`` is not enough: ``1 == True == 1.0``, ``0.0 == -0.0`` and dicts in
+    another key order are equal but print differently. ``marshal`` (format 2, which has no
+    back-references, so only the values count) writes each builtin's type, and dicts in their
+    order, in C; it refuses subclasses of the builtins, whose text is not ours to predict.
+    """
+    try:
+        return marshal.dumps(value, 2)
+    except (ValueError, TypeError):
+        return None

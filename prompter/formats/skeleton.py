@@ -42,6 +42,7 @@ from functools import cache
 from typing import Any
 
 from prompter.errors import PromptError
+from prompter.formats.prepare import exact_fingerprint
 
 __all__ = [
     "Policy",
@@ -190,21 +191,20 @@ _MAX_ENTRIES = 256
 
 
 def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
-    """The tools' JSON text, remembered per list object (checked against a snapshot, so a list
-    changed in place is noticed)."""
+    """The tools' JSON text, remembered per list object (confirmed by its exact fingerprint, so a
+    list changed in place is noticed, even to a value ``==`` calls equal)."""
     entry = _TOOLS.get(id(tools))
-    if entry is not None and entry[0] is tools and entry[1] == tools:
+    if entry is not None and entry[0] is tools and entry[1] == exact_fingerprint(tools):
         return entry[2]
-    import copy
-
     try:
         text = encode(tools)
-        snapshot = copy.deepcopy(tools)
     except (PromptError, TypeError, ValueError, RecursionError):
         return None
-    if len(_TOOLS) >= 64:
-        _TOOLS.clear()
-    _TOOLS[id(tools)] = (tools, snapshot, text)
+    snapshot = exact_fingerprint(tools)
+    if snapshot is not None:
+        if len(_TOOLS) >= 64:
+            _TOOLS.clear()
+        _TOOLS[id(tools)] = (tools, snapshot, text)
     return text
 
 
