@@ -268,24 +268,27 @@ def render_entry(
     except KeyError:
         return None
     roles = tuple(names)
-    if entry.plain and not (entry.nonempty and "" in contents):  # the common case, inlined
-        # a skeleton is only ever stored for system/user/assistant roles: a hit needs no role check
+    if (entry.plain and not (entry.nonempty and "" in contents)) or _untrimmed(entry.modes, roles, contents):
+        # the common case, inlined: contents go in as they are; a skeleton is only ever stored for
+        # system/user/assistant roles, so a hit needs no role check
         skeleton = entry.skeletons.get((roles, add_generation_prompt))
         if skeleton is not None and skeleton.straight:
             return _interleave(skeleton.markup, contents)
-    elif entry.modes is not None:  # a mixed policy: as plain while no content needs trimming
-        modes = entry.modes
-        for role, content in zip(roles, contents):
-            mode = modes.get(role)
-            if mode is None or (mode != "keep" and content.strip() != content):
-                break  # a role not probed, or edge whitespace to trim or refuse: _fill decides
-        else:
-            skeleton = entry.skeletons.get((roles, add_generation_prompt))
-            if skeleton is not None and skeleton.straight:
-                return _interleave(skeleton.markup, contents)
     if not _ROLES.issuperset(roles):
         return None
     return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+
+
+def _untrimmed(modes: dict[str, str] | None, roles: tuple[str, ...], contents: list[str]) -> bool:
+    """Whether a mixed policy's ``modes`` take these contents as they are: every role probed, and
+    no content with edge whitespace where its role trims or refuses it (else :func:`_fill` decides)."""
+    if modes is None:
+        return False
+    for role, content in zip(roles, contents):
+        mode = modes.get(role)
+        if mode is None or (mode != "keep" and content.strip() != content):
+            return False
+    return True
 
 
 def _simple_modes(policy: Policy | None) -> dict[str, str] | None:
