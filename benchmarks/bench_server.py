@@ -213,13 +213,15 @@ def _stop_matching(quick: bool) -> dict[str, float]:
     }
 
 
-def _serve(path: Path, new_tokens: int, batch: int, threads: int | None) -> tuple[Any, str]:
+def _serve(
+    path: Path, new_tokens: int, batch: int, threads: int | None, extra: tuple[str, ...] = ()
+) -> tuple[Any, str]:
     """``prompter serve`` in its own process (so the load generator never shares its GIL); its base URL."""
     import os
     import subprocess
 
     argv = [sys.executable, "-m", "modules.cli", "serve", "--model", str(path), "--port", "0"]
-    argv += ["--max-new-tokens", str(new_tokens), "--max-batch-size", str(batch)]
+    argv += ["--max-new-tokens", str(new_tokens), "--max-batch-size", str(batch), *extra]
     if threads:
         argv += ["--torch-threads", str(threads)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -77,6 +78,7 @@ class Job:
     steps: int = 0  # steps since it last joined the batch
     admitted: int = -1  # the loop's step count when it first joined (observable by tests)
     ended_at: int = -1  # ... and when it ended
+    on_end: Callable[[Job], None] | None = None  # called (in the loop's thread) once it has ended
 
     def cancelled(self) -> bool:
         return (self.cancel is not None and self.cancel.is_set()) or (
@@ -115,6 +117,7 @@ class Batcher:
         self.closing = False
         self.step_count = 0
         self.rows: Rows | None = None
+        self.after_step: Callable[[], None] | None = None  # called after each step (the engine process flushes)
 
     def stop(self, timeout: float = 2.0) -> None:
         """End the worker thread (after the step it runs; ``stop()`` of the module cancels the rows)."""
@@ -138,6 +141,15 @@ class Batcher:
 
     def run(self, job: Job) -> tuple[list[int], str]:
         """Queue *job*, wait for it to end, and return its new token ids and finish reason."""
+        self.submit(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        assert job.outcome is not None  # noqa: S101 - set together with done
+        return job.outcome
+
+    def submit(self, job: Job) -> None:
+        """Queue *job* and return at once; ``job.done`` is set (and ``job.on_end`` called) when it ends."""
         job.generator = generator_for(job.request.options)
         with self.cond:
             if self.closing:
@@ -145,11 +157,6 @@ class Batcher:
             self.queue.append(job)
             self._ensure_worker()
             self.cond.notify()
-        job.done.wait()
-        if job.error is not None:
-            raise job.error
-        assert job.outcome is not None  # noqa: S101 - set together with done
-        return job.outcome
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -202,6 +209,8 @@ class Batcher:
             self.step_count += 1
             self._advance(logits)
             self._step_aside()
+        if self.after_step is not None:
+            self.after_step()
 
     def _admit(self, joining: list[Job]) -> None:
         """Restore jobs that stepped aside; prefill new ones (together) and pick their first token."""
@@ -296,6 +305,8 @@ class Batcher:
         if job.streamer is not None:
             job.streamer.end()
         job.done.set()
+        if job.on_end is not None:
+            job.on_end(job)
 
     def _fail(self, jobs: list[Job], error: BaseException) -> None:
         for job in jobs:
@@ -305,6 +316,8 @@ class Batcher:
                 if job.streamer is not None:
                     job.streamer.end()
                 job.done.set()
+                if job.on_end is not None:
+                    job.on_end(job)
 
 
 def _tensor(rows: list[Any]) -> Any:

@@ -128,6 +128,10 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         engine: ``"transformers"`` (the default) or ``"vllm"`` (needs vLLM and a CUDA GPU,
             else a typed error at once; see :mod:`modules.local.engines`).
         tensor_parallel_size: GPUs to split the model across (``engine="vllm"`` only).
+        engine_process: run the transformers engine's decode loop in its own process
+            (:mod:`modules.local.engines.process`), so it never waits for the GIL of the
+            server or of the calling threads. ``None`` (the default) means yes when
+            ``max_batch_size`` > 1. The process holds its own copy of the weights.
     """
 
     def __init__(
@@ -145,6 +149,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         max_batch_size: int = 1,
         engine: str = "transformers",
         tensor_parallel_size: int = 1,
+        engine_process: bool | None = None,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -154,10 +159,23 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
             raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
+        if engine_process not in (None, True, False):
+            raise ModuleConfigError(f"engine_process: expected None, True or False, got {engine_process!r}")
+        if engine_process and engine != "transformers":
+            raise ModuleConfigError("engine_process: only the transformers engine runs in an engine process")
         self._backend = _Backend(path=str(path))
         check_engine(engine, tensor_parallel_size)
         self.engine, self.tensor_parallel_size = engine, tensor_parallel_size
-        self._backend.batcher = Batcher(self, max_batch_size) if engine == "transformers" else None
+        self.max_batch_size = max_batch_size
+        self.engine_process = engine == "transformers" and (
+            max_batch_size > 1 if engine_process is None else engine_process
+        )
+        if self.engine_process:
+            from modules.local.engines.process import ProcessEngine
+
+            self._backend.batcher = ProcessEngine(self._backend.cancel_all)
+        else:
+            self._backend.batcher = Batcher(self, max_batch_size) if engine == "transformers" else None
         self._format_arg = model_format
         self._max_context = max_context
         self.trim = trim
@@ -202,6 +220,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
         was_loaded = b.model is not None
         try:
+            if not was_loaded and self.engine_process:
+                b.batcher.spawn()  # it imports torch and transformers while this process loads
             self._load_tokenizer()
             if b.model is None and self.engine == "vllm":
                 from modules.local.engines.vllm import VLLMEngine
@@ -230,6 +250,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                     ) from exc
                 b.model = model.to(self.device).eval()
                 b.cancel_all.clear()
+                if self.engine_process:
+                    b.batcher.config = self._engine_config()
                 if b.batcher is not None:
                     b.batcher.reopen()
             if app is not None:
@@ -245,8 +267,21 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             if not was_loaded:
                 with b.lock:
                     b.model = None
+                if self.engine_process:
+                    b.batcher.stop()
             raise
         return self
+
+    def _engine_config(self) -> Any:
+        import torch
+
+        from modules.local.engines.worker import EngineConfig
+
+        b = self._backend
+        return EngineConfig(
+            path=b.path, dtype=self.dtype, device=self.device, max_batch=self.max_batch_size,
+            stop_ids=tuple(self._stop_ids()), torch_threads=torch.get_num_threads(),
+        )  # fmt: skip
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server (streams in flight end with an error event) and unload the model."""

@@ -1,5 +1,5 @@
 """``prompter serve`` options for the engine: ``--engine``, ``--max-batch-size``, ``--tensor-parallel-size``,
-``--torch-threads``.
+``--torch-threads``, ``--engine-process``.
 
 ``--torch-threads`` defaults to one less than the CPU count: PyTorch's intra-op
 threads otherwise take every core, and the HTTP event loop (parsing requests,
@@ -24,7 +24,15 @@ __all__ = ["add_engine_options", "apply_torch_threads", "default_torch_threads",
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """Add the engine options to the ``serve`` subcommand's *parser*."""
     parser.add_argument("--engine", choices=("transformers", "vllm"), default="transformers", help="model runner")
-    parser.add_argument("--max-batch-size", type=int, default=1, help="requests decoded together (transformers)")
+    parser.add_argument(
+        "--max-batch-size", type=int, default=64, help="requests decoded together (transformers; 1: one at a time)"
+    )
+    parser.add_argument(
+        "--engine-process",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="decode in a separate process, free of the HTTP server's GIL (default: when --max-batch-size > 1)",
+    )
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs to split the model across (vllm)")
     parser.add_argument(
         "--torch-threads",
@@ -54,5 +62,5 @@ def apply_torch_threads(args: argparse.Namespace) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The TrainableModule keywords those options give (absent ones, for other subcommands, are left out)."""
-    names = ("engine", "max_batch_size", "tensor_parallel_size")
+    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process")
     return {name: getattr(args, name) for name in names if hasattr(args, name)}

@@ -1,7 +1,9 @@
 """Continuous batching (modules.local.batching): exact greedy answers, joins while running, turns, cancels.
 
 The oracle for greedy answers is transformers' own ``model.generate`` on one
-prompt alone. Observables instead of clocks: each Job records the loop's step
+prompt alone. The loop runs in this process here (``engine_process=False``), so
+its jobs and steps can be watched; ``test_engine_process.py`` runs the same
+loop in its own process. Observables instead of clocks: each Job records the loop's step
 when it joined and when it ended, so "a request admitted while another is
 decoding finishes before it" is asserted on those counts.
 """
@@ -88,7 +90,7 @@ def test_greedy_answers_batched_are_bit_identical_to_generate_alone(
     max_batch: int,
 ) -> None:
     """40 concurrent requests of different prompt and answer lengths: joins, leaves and turns all happen."""
-    module = TrainableModule(tiny_model_path, max_batch_size=max_batch).start()
+    module = TrainableModule(tiny_model_path, max_batch_size=max_batch, engine_process=False).start()
     try:
         requests, alone = mixed
         assert len({tuple(a) for a in alone}) > 20  # distinct answers: a mix-up would show
@@ -109,7 +111,7 @@ def test_a_request_admitted_while_another_decodes_finishes_before_it(
     max_batch: int,
 ) -> None:
     """A short request that arrives during a long answer does not wait for it (at 1 row: the long one steps aside)."""
-    module = TrainableModule(tiny_model_path, max_batch_size=max_batch).start()
+    module = TrainableModule(tiny_model_path, max_batch_size=max_batch, engine_process=False).start()
     try:
         msgs = [{"role": "user", "content": "Tell me a long story"}]
         long_request = module.prepare(msgs, max_new_tokens=8 * QUANTUM)
@@ -138,7 +140,7 @@ def test_cancelling_one_row_mid_batch_leaves_the_others_exact(
     oracle: TrainableModule,
     tiny_model_path: Path,  # noqa: F811
 ) -> None:
-    module = TrainableModule(tiny_model_path, max_batch_size=8).start()
+    module = TrainableModule(tiny_model_path, max_batch_size=8, engine_process=False).start()
     try:
         requests = [module.prepare([{"role": "user", "content": f"Story {i}"}], max_new_tokens=40) for i in range(6)]
         alone = [_alone(oracle, r) for r in requests]
@@ -163,7 +165,7 @@ def test_cancelling_one_row_mid_batch_leaves_the_others_exact(
 
 
 def test_seeded_sampling_rows_batch_and_draw_what_they_draw_alone(tiny_model_path: Path) -> None:  # noqa: F811
-    module = TrainableModule(tiny_model_path, max_batch_size=16).start()
+    module = TrainableModule(tiny_model_path, max_batch_size=16, engine_process=False).start()
     try:
         requests = [
             module.prepare(
