@@ -14,11 +14,13 @@ Measures, on whatever machine runs it:
   of the two times is about 4 when matching is linear);
 * **throughput** for 1, 8 and 64 concurrent clients against ``prompter serve``
   in its own process (asyncio clients, one warm keep-alive connection each,
-  answers checked against the single-client ones): requests/s and generated tokens/s, twice: with generation
-  serialised (``max_batch_size=1``, the default: one request at a time, taking
-  turns every 16 tokens) and with continuous batching (``max_batch_size=64``),
+  answers checked against the single-client ones): requests/s and generated tokens/s, three times: with
+  generation serialised (``--max-batch-size 1``: one request at a time, taking
+  turns every 16 tokens), with continuous batching (``--max-batch-size 64``,
+  ``prompter serve``'s default, the decode loop in its engine process) and with
+  the same batching in the server's own process (``--no-engine-process``),
   each as a ratio against one client in the same run (throughput/1 client,
-  p95/1 client).
+  p95/1 client), and the engine process's throughput against the in-server loop's.
 
 On a small CPU, PyTorch's intra-op threads fight each other and the server's
 threads; ``--threads 1`` (``torch.set_num_threads(1)``) is usually faster for
@@ -103,6 +105,15 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         module.stop()
     results["concurrency"] = _throughput_process(path, per_level, new_tokens, 1, threads)
     results["concurrency_batched"] = _throughput_process(path, per_level, new_tokens, 64, threads)
+    results["concurrency_batched_in_server"] = _throughput_process(
+        path, per_level, new_tokens, 64, threads, ("--no-engine-process",)
+    )
+    top = max(per_level)
+    results["engine_process_x"] = round(
+        results["concurrency_batched"][top]["requests_per_s"]
+        / results["concurrency_batched_in_server"][top]["requests_per_s"],
+        2,
+    )
 
     print(f"tiny model, max_new_tokens={new_tokens}")
     print(f"  in process : {results['in_process_ms']:8.2f} ms / request (median of {reps})")
@@ -118,7 +129,12 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         f"  stop match : {stop['chars']} chars {stop['short_ms']:.1f} ms, {4 * stop['chars']} chars "
         f"{stop['long_ms']:.1f} ms (ratio {stop['ratio']:.2f}; 4 is linear)"
     )
-    for key, title in (("concurrency", "serialised"), ("concurrency_batched", "batched (max_batch_size=64)")):
+    titles = (
+        ("concurrency", "serialised (--max-batch-size 1)"),
+        ("concurrency_batched", "batched (--max-batch-size 64, the default: decode loop in its engine process)"),
+        ("concurrency_batched_in_server", "batched, decode loop in the server's process (--no-engine-process)"),
+    )
+    for key, title in titles:
         print(f"  {title}")
         print("  clients  requests  req/s   tok/s   p50 ms   p95 ms  throughput/1 client  p95/1 client  mismatched")
         for clients, row in results[key].items():
@@ -126,6 +142,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
                 f"  {clients:7d}  {row['requests']:8d}  {row['requests_per_s']:5.1f}  {row['tokens_per_s']:6.1f}"
                 f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}  {row['throughput_x']:18.2f}x  {row['p95_x']:11.2f}x  {row['mismatched']:10d}"
             )
+    print(f"  engine process: {results['engine_process_x']:.2f}x the throughput of the in-server loop at {top} clients")
     return results
 
 
@@ -234,9 +251,11 @@ def _serve(
     return proc, line.split(" at ", 1)[1].split()[0]
 
 
-def _throughput_process(path: Path, per_level: dict[int, int], new_tokens: int, batch: int, threads: int | None) -> Any:
+def _throughput_process(
+    path: Path, per_level: dict[int, int], new_tokens: int, batch: int, threads: int | None, extra: tuple[str, ...] = ()
+) -> Any:
     """:func:`_throughput` against a server in another process; also checks 0 mismatched answers."""
-    proc, base = _serve(path, new_tokens, batch, threads)
+    proc, base = _serve(path, new_tokens, batch, threads, extra)
     try:
         name = path.name
         return _throughput(base + "/chat/completions", per_level, new_tokens, model=name)
