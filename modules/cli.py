@@ -24,6 +24,7 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import json
 import sys
@@ -188,6 +189,9 @@ def _serve(args: argparse.Namespace) -> int:
         progress(f"starting the server on {args.host}:{args.port} ...")
         module.start(serve=True, port=args.port, host=args.host)
         progress(f"server up in {time.perf_counter() - t0:.1f}s")
+        # This process is ours and what it loaded lives until it exits: keep those objects out of the
+        # collector's full passes (each walked torch and transformers: 236 ms once, the p95 tail).
+        gc.freeze()
         print(f"serving {module.name!r} at {module.url}  (Ctrl-C to stop)", flush=True)
         # Short naps, not one long sleep: Python runs signal handlers only in the main thread, between
         # bytecodes, and the kernel may hand SIGTERM to any thread; a long sleep would defer the handler.

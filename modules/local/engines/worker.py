@@ -20,6 +20,7 @@ Messages (tuples, pickled by the pipe):
 
 from __future__ import annotations
 
+import gc
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +148,9 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
             outbox.send(("done", jid, job.outcome[0], job.outcome[1]))
 
     batcher.reopen()
+    # Everything loaded so far lives as long as the process: keep it out of the collector's full
+    # passes, which otherwise stop every row for as long as they take to walk torch and transformers.
+    gc.freeze()
     conn.send(("ready",))
     try:
         while True:
