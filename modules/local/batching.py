@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from modules.errors import ModelNotStartedError, ServerStoppedError
 from modules.local.engines.kv_rows import Rows, RowState, plain_cache_ok
+from modules.local.engines.kv_slots import Slots
 from modules.local.engines.sampling import generator_for, next_tokens
 from modules.local.request import LocalRequest
 from modules.local.streaming import StopWatch
@@ -116,7 +117,7 @@ class Batcher:
         self.worker: threading.Thread | None = None
         self.closing = False
         self.step_count = 0
-        self.rows: Rows | None = None
+        self.rows: Slots | Rows | None = None
         self.after_step: Callable[[], None] | None = None  # called after each step (the engine process flushes)
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -200,8 +201,8 @@ class Batcher:
                 self.running, self.rows = [], None
                 return
             if self.rows is None or self.rows.model is not b.model:
-                self.rows = Rows(b.model)
                 self.plain_cache = plain_cache_ok(b.model)
+                self.rows = Slots(b.model) if self.plain_cache else Rows(b.model)
             self._admit([j for j in joining if not self._end_if_cancelled(j)])
             if not self.running:
                 return
@@ -259,9 +260,8 @@ class Batcher:
                 continue
             ended.add(id(job))
         if ended:
-            keep = [i for i, job in enumerate(self.running) if id(job) not in ended]
-            self.running = [self.running[i] for i in keep]
-            self.rows.keep(keep)
+            order = self.rows.remove({i for i, job in enumerate(self.running) if id(job) in ended})
+            self.running = [self.running[i] for i in order]
 
     def _step_aside(self) -> None:
         """When requests wait and no row is free, rows that ran ``quantum`` steps go to the back of the queue."""
@@ -280,10 +280,9 @@ class Batcher:
             return
         for i in sorted(leaving):
             self.running[i].saved = self.rows.take(i)
-        keep = [i for i in range(len(self.running)) if i not in leaving]
         aside = [self.running[i] for i in sorted(leaving)]
-        self.running = [self.running[i] for i in keep]
-        self.rows.keep(keep)
+        order = self.rows.remove(leaving)
+        self.running = [self.running[i] for i in order]
         with self.cond:
             self.queue.extend(aside)
 

@@ -20,6 +20,7 @@ hybrid caches) are run one request at a time by the caller.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -179,6 +180,12 @@ class Rows:
             for layer in self.cache.layers
         ]
         return RowState(kv, int(self.next_tokens[index, 0]), int(self.positions[index, 0]))
+
+    def remove(self, gone: Collection[int]) -> list[int]:
+        """Drop the rows at *gone* (the others keep their order); return the indices they had."""
+        kept = [i for i in range(self.count) if i not in gone]
+        self.keep(kept)
+        return kept
 
     def keep(self, indices: list[int]) -> None:
         """Keep only the rows at *indices* (in that order); drop the columns that are padding for all of them."""

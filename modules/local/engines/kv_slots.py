@@ -1,0 +1,246 @@
+"""The running batch as fixed slots: rows join and leave without copying the other rows' caches.
+
+:class:`~modules.local.engines.kv_rows.Rows` keeps one left-padded cache, so a
+row joining or leaving rebuilt every row's keys and values (at 60 rows, 1.2 ms
+per join and per leave, next to a 1.5 ms step). :class:`Slots` keeps, per
+layer, one buffer ``[rows, heads, length, dim]`` in which row ``i`` owns slot
+``i`` and its tokens sit at columns ``0 .. length_i - 1`` (left-aligned, as
+the same prompt alone). So:
+
+* a step writes each row's new keys/values at its own column (one scatter per
+  layer) and attends over ``max(length) + 1`` columns, the columns past a
+  row's own length masked out;
+* joining rows are prefilled together (left-padded, as before) and only their
+  real columns are copied into free slots;
+* a leaving row's slot is filled by moving the last rows down (one gather per
+  layer for all of them), and :meth:`Slots.remove` says which row went where.
+
+Positions are the rows' own lengths, so a row's rotary positions are those of
+its prompt alone. Buffers start zeroed and only ever hold real keys/values, so
+a masked column multiplies a finite number by a zero weight. Only models whose
+``DynamicCache`` has plain layers use slots (the Batcher checks); others run
+one row at a time in :class:`~modules.local.engines.kv_rows.Rows`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import cache
+from typing import Any
+
+from modules.local.engines.kv_rows import RowState
+
+__all__ = ["Slots"]
+
+_MIN_ROWS = 8
+_MIN_LENGTH = 128
+
+
+class Slots:
+    """The batch: per-layer slot buffers, each row's length (its next position) and next input token."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.count = 0
+        self.lengths: list[int] = []  # real tokens cached per row (== the next token's position)
+        self.keys: list[Any] = []  # per layer: [capacity rows, kv heads, capacity length, head dim]
+        self.values: list[Any] = []
+        self.next_tokens: Any = None  # [capacity rows, 1] long
+        self.positions: Any = None  # [capacity rows, 1] long: == lengths
+        self.columns: Any = None  # arange(capacity length), for the mask
+        self.row_numbers: Any = None  # arange(capacity rows)
+        self.rows: Any = None  # arange(count), for this step's scatter
+        self.cache: Any = None
+
+    # -- storage ---------------------------------------------------------------------------------
+
+    def _reserve(self, rows: int, length: int, like: list[tuple[Any, Any]]) -> None:
+        """Make room for *rows* rows of *length* columns (growing by half again), keeping what is held."""
+        import torch
+
+        have_rows = self.keys[0].shape[0] if self.keys else 0
+        have_len = self.keys[0].shape[2] if self.keys else 0
+        if rows <= have_rows and length <= have_len:
+            return
+        new_rows = max(rows, have_rows + have_rows // 2, _MIN_ROWS)
+        new_len = max(length, have_len + have_len // 2, _MIN_LENGTH)
+        device = like[0][0].device
+        keys, values = [], []
+        for layer, (k, v) in enumerate(like):
+            kbuf = torch.zeros((new_rows, k.shape[1], new_len, k.shape[3]), dtype=k.dtype, device=device)
+            vbuf = torch.zeros((new_rows, v.shape[1], new_len, v.shape[3]), dtype=v.dtype, device=device)
+            if self.count:
+                width = max(self.lengths[: self.count])
+                kbuf[: self.count, :, :width] = self.keys[layer][: self.count, :, :width]
+                vbuf[: self.count, :, :width] = self.values[layer][: self.count, :, :width]
+            keys.append(kbuf)
+            values.append(vbuf)
+        self.keys, self.values = keys, values
+        tokens = torch.zeros((new_rows, 1), dtype=torch.long, device=device)
+        positions = torch.zeros((new_rows, 1), dtype=torch.long, device=device)
+        if self.count:
+            tokens[: self.count] = self.next_tokens[: self.count]
+            positions[: self.count] = self.positions[: self.count]
+        self.next_tokens, self.positions = tokens, positions
+        self.columns = torch.arange(new_len, device=device)
+        self.row_numbers = torch.arange(new_rows, device=device)
+        self.cache = _slot_cache(self)
+
+    # -- joining ---------------------------------------------------------------------------------
+
+    def prefill(self, prompts: list[list[int]]) -> Any:
+        """Run *prompts* (left-padded together) and give them the next slots; their last logits ``[n, vocab]``."""
+        import torch
+        from transformers import DynamicCache
+
+        device = self.model.device
+        width = max(len(p) for p in prompts)
+        ids = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[i, width - len(p) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        fresh = DynamicCache(config=self.model.config)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=fresh,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        kv = [(layer.keys, layer.values) for layer in fresh.layers]
+        self._place(
+            [[(k[i : i + 1, :, width - len(p) :], v[i : i + 1, :, width - len(p) :]) for k, v in kv] for i, p in
+             enumerate(prompts)],
+            [0] * len(prompts),
+        )  # fmt: skip
+        return out.logits[:, -1, :].float()
+
+    def restore(self, rows: list[RowState]) -> None:
+        """Give rows taken out by :meth:`take` the next slots again."""
+        self._place([r.kv for r in rows], [r.next_token for r in rows])
+
+    def _place(self, rows: list[list[tuple[Any, Any]]], tokens: list[int]) -> None:
+        """Write each row's per-layer ``(keys, values)`` ``[1, heads, length, dim]`` into the next slots."""
+        import torch
+
+        lengths = [r[0][0].shape[2] for r in rows]
+        first = self.count
+        self._reserve(first + len(rows), max([*lengths, *self.lengths[:first]]) + 1, rows[0])
+        for i, row in enumerate(rows):
+            n = lengths[i]
+            for layer, (k, v) in enumerate(row):
+                self.keys[layer][first + i, :, :n] = k[0]
+                self.values[layer][first + i, :, :n] = v[0]
+        end = first + len(rows)
+        self.next_tokens[first:end, 0] = torch.tensor(tokens, dtype=torch.long)
+        self.positions[first:end, 0] = torch.tensor(lengths, dtype=torch.long)
+        self.lengths[first:] = lengths
+        self.count = end
+
+    def set_next(self, first: int, tokens: list[int]) -> None:
+        """Rows ``first``, ``first + 1``... feed *tokens* at the next step."""
+        import torch
+
+        self.next_tokens[first : first + len(tokens), 0] = torch.tensor(tokens, dtype=torch.long)
+
+    # -- stepping --------------------------------------------------------------------------------
+
+    def step(self) -> Any:
+        """One decoding step for every row; the logits ``[rows, vocab]``."""
+        n = self.count
+        width = max(self.lengths) + 1
+        like = [(k[:1], v[:1]) for k, v in zip(self.keys, self.values, strict=True)]
+        self._reserve(n, width, like)
+        positions = self.positions[:n]
+        self.rows = self.row_numbers[:n]
+        out = self.model(
+            input_ids=self.next_tokens[:n],
+            attention_mask=(self.columns[:width] <= positions).long(),
+            position_ids=positions,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        self.positions[:n] += 1
+        self.lengths = [length + 1 for length in self.lengths]
+        return out.logits[:, -1, :].float()
+
+    # -- leaving ---------------------------------------------------------------------------------
+
+    def take(self, index: int) -> RowState:
+        """Row *index*'s own state, to :meth:`restore` later; call :meth:`remove` after."""
+        n = self.lengths[index]
+        kv = [
+            (k[index : index + 1, :, :n].clone(), v[index : index + 1, :, :n].clone())
+            for k, v in zip(self.keys, self.values, strict=True)
+        ]
+        return RowState(kv, int(self.next_tokens[index, 0]), n)
+
+    def remove(self, gone: Collection[int]) -> list[int]:
+        """Drop the rows at *gone*; return, for each row now, the index it had before."""
+        import torch
+
+        order = list(range(self.count))
+        if not gone:
+            return order
+        keep_count = self.count - len(gone)
+        holes = sorted(i for i in gone if i < keep_count)
+        movers = [i for i in range(keep_count, self.count) if i not in gone]
+        if holes:
+            device = self.next_tokens.device
+            dst = torch.tensor(holes, dtype=torch.long, device=device)
+            src = torch.tensor(movers, dtype=torch.long, device=device)
+            width = max(self.lengths[i] for i in movers)
+            for k, v in zip(self.keys, self.values, strict=True):
+                k[dst, :, :width] = k[src, :, :width]
+                v[dst, :, :width] = v[src, :, :width]
+            self.next_tokens[dst] = self.next_tokens[src]
+            self.positions[dst] = self.positions[src]
+            for hole, mover in zip(holes, movers, strict=True):
+                order[hole] = mover
+                self.lengths[hole] = self.lengths[mover]
+        del order[keep_count:]
+        del self.lengths[keep_count:]
+        self.count = keep_count
+        return order
+
+
+def _slot_cache(slots: Slots) -> Any:
+    """A ``DynamicCache`` whose layers write into *slots*' buffers (see :func:`_slot_layer_class`)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=slots.model.config)
+    cache.layers = [_slot_layer_class()(slots, layer) for layer in range(len(slots.keys))]
+    return cache
+
+
+@cache
+def _slot_layer_class() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class SlotLayer(DynamicLayer):  # type: ignore[misc]  # transformers' classes are Any to mypy
+        """One layer's view of the slots: appends at each row's own column; reads ``max(length) + 1``."""
+
+        def __init__(self, slots: Slots, layer: int) -> None:
+            super().__init__()
+            self.slots, self.layer = slots, layer
+            self.is_initialized = True
+
+        def get_seq_length(self) -> int:
+            return int(max(self.slots.lengths, default=0))
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            slots = self.slots
+            n, rows = slots.count, slots.rows
+            keys, values = slots.keys[self.layer], slots.values[self.layer]
+            columns = slots.positions[:n, 0]
+            keys[rows, :, columns] = key_states[:, :, 0]
+            values[rows, :, columns] = value_states[:, :, 0]
+            width = max(slots.lengths) + 1
+            self.keys, self.values = keys[:n, :, :width], values[:n, :, :width]
+            return self.keys, self.values
+
+    return SlotLayer
