@@ -10,8 +10,9 @@ the same prompt alone). So:
 * a step writes each row's new keys/values at its own column (one scatter per
   layer) and attends over ``max(length) + 1`` columns, the columns past a
   row's own length masked out;
-* joining rows are prefilled together (left-padded, as before) and only their
-  real columns are copied into free slots;
+* joining rows are prefilled together (right-padded, no mask: causal attention
+  keeps the padding out of real tokens) and only their real columns are copied
+  into free slots;
 * a leaving row's slot is filled by moving the last rows down (one gather per
   layer for all of them), and :meth:`Slots.remove` says which row went where.
 
@@ -89,52 +90,57 @@ class Slots:
     # -- joining ---------------------------------------------------------------------------------
 
     def prefill(self, prompts: list[list[int]]) -> Any:
-        """Run *prompts* (left-padded together) and give them the next slots; their last logits ``[n, vocab]``."""
+        """Run *prompts* together and give them the next slots; their last logits ``[n, vocab]``.
+
+        Right-padded, without an attention mask: under the causal mask a real token
+        never sees the padding after it, and each row's positions start at 0 as alone.
+        Only each row's real columns are copied into its slot.
+        """
         import torch
         from transformers import DynamicCache
 
         device = self.model.device
-        width = max(len(p) for p in prompts)
+        lengths = [len(p) for p in prompts]
+        width = max(lengths)
         ids = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
         for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            ids[i, : len(p)] = torch.tensor(p, dtype=torch.long)
+        lasts = sorted(set(n - 1 for n in lengths))
         fresh = DynamicCache(config=self.model.config)
         out = self.model(
             input_ids=ids,
-            attention_mask=mask,
-            position_ids=positions,
             past_key_values=fresh,
             use_cache=True,
-            logits_to_keep=1,
+            logits_to_keep=torch.tensor(lasts, dtype=torch.long, device=device),
         )
-        kv = [(layer.keys, layer.values) for layer in fresh.layers]
-        self._place(
-            [[(k[i : i + 1, :, width - len(p) :], v[i : i + 1, :, width - len(p) :]) for k, v in kv] for i, p in
-             enumerate(prompts)],
-            [0] * len(prompts),
-        )  # fmt: skip
-        return out.logits[:, -1, :].float()
+        # One block copy per layer: the padding columns after a row's length go along, finite (they were
+        # computed from the pad id) and masked out until the row's own steps overwrite them.
+        block = [[(layer.keys, layer.values) for layer in fresh.layers]]
+        self._place(block, [0] * len(prompts), lengths)
+        where = torch.tensor([lasts.index(n - 1) for n in lengths], dtype=torch.long, device=device)
+        rows = torch.arange(len(prompts), device=device)
+        return out.logits[rows, where, :].float()
 
     def restore(self, rows: list[RowState]) -> None:
         """Give rows taken out by :meth:`take` the next slots again."""
-        self._place([r.kv for r in rows], [r.next_token for r in rows])
+        self._place([r.kv for r in rows], [r.next_token for r in rows], [r.kv[0][0].shape[2] for r in rows])
 
-    def _place(self, rows: list[list[tuple[Any, Any]]], tokens: list[int]) -> None:
-        """Write each row's per-layer ``(keys, values)`` ``[1, heads, length, dim]`` into the next slots."""
+    def _place(self, blocks: list[list[tuple[Any, Any]]], tokens: list[int], lengths: list[int]) -> None:
+        """Write *blocks* (each: per layer ``(keys, values)`` ``[rows, heads, columns, dim]``) into the next
+        slots, in order; the rows hold *lengths* real columns and will feed *tokens* next."""
         import torch
 
-        lengths = [r[0][0].shape[2] for r in rows]
         first = self.count
-        self._reserve(first + len(rows), max([*lengths, *self.lengths[:first]]) + 1, rows[0])
-        for i, row in enumerate(rows):
-            n = lengths[i]
-            for layer, (k, v) in enumerate(row):
-                self.keys[layer][first + i, :, :n] = k[0]
-                self.values[layer][first + i, :, :n] = v[0]
-        end = first + len(rows)
+        end = first + len(lengths)
+        width = max(b[0][0].shape[2] for b in blocks)
+        self._reserve(end, max([width, *self.lengths[:first]]) + 1, blocks[0])
+        row = first
+        for block in blocks:
+            rows, columns = block[0][0].shape[0], block[0][0].shape[2]
+            for layer, (k, v) in enumerate(block):
+                self.keys[layer][row : row + rows, :, :columns] = k
+                self.values[layer][row : row + rows, :, :columns] = v
+            row += rows
         self.next_tokens[first:end, 0] = torch.tensor(tokens, dtype=torch.long)
         self.positions[first:end, 0] = torch.tensor(lengths, dtype=torch.long)
         self.lengths[first:] = lengths
