@@ -4,8 +4,9 @@ Every generation of a :class:`~modules.local.trainable.TrainableModule` on the
 transformers engine runs in one worker thread's decode loop (:class:`Batcher`).
 Each step feeds one token to every running row (one forward pass for all of
 them); between steps, requests that arrived meanwhile are prefilled together
-and join (see :class:`~modules.local.engines.kv_rows.Rows`), finished rows
-leave, and, when more requests wait than there are free rows, rows that have
+and join (see :class:`~modules.local.engines.kv_slots.Slots`, or
+:class:`~modules.local.engines.kv_rows.Rows` for models whose caches are not
+plain), finished rows leave, and, when more requests wait than there are free rows, rows that have
 run ``quantum`` steps since they joined step aside to the back of the queue
 with their KV cache, so nobody waits for a whole long answer.
 
