@@ -17,7 +17,8 @@ Measures, on whatever machine runs it:
   answers checked against the single-client ones): requests/s and generated tokens/s, three times: with
   generation serialised (``--max-batch-size 1``: one request at a time, taking
   turns every 16 tokens), with continuous batching (``--max-batch-size 64``,
-  ``prompter serve``'s default, the decode loop in its engine process) and with
+  ``prompter serve``'s default; both with the decode loop in its engine
+  process, ``prompter serve``'s default) and with
   the same batching in the server's own process (``--no-engine-process``),
   each as a ratio against one client in the same run (throughput/1 client,
   p95/1 client), and the engine process's throughput against the in-server loop's.

@@ -40,3 +40,19 @@ def test_engine_options_do_not_pass_torch_threads_to_the_module() -> None:
     from modules.server.cli_options import engine_options
 
     assert "torch_threads" not in engine_options(_args("--torch-threads", "1"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ((), {"max_batch_size": 64, "engine_process": True}),  # batched, in its own process
+        (("--max-batch-size", "1"), {"max_batch_size": 1, "engine_process": True}),  # serialised, still apart
+        (("--no-engine-process",), {"max_batch_size": 64, "engine_process": False}),
+        (("--engine", "vllm"), {"engine": "vllm", "engine_process": False}),  # vLLM runs its own processes
+    ],
+)
+def test_serve_batches_in_an_engine_process_by_default(argv: tuple[str, ...], expected: dict[str, object]) -> None:
+    from modules.server.cli_options import engine_options
+
+    options = engine_options(_args(*argv))
+    assert {key: options[key] for key in expected} == expected
