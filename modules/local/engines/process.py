@@ -1,12 +1,13 @@
 """Continuous batching in its own process: the decode loop never waits for the GIL of the server or the callers.
 
-``TrainableModule(path, max_batch_size=N)`` with N > 1 runs its decode loop
-(:class:`~modules.local.batching.Batcher`) in an engine process started with
-``python -m modules.local.engines.worker`` (a fresh interpreter: the caller's script is
-never re-imported, so it needs no ``if __name__ == "__main__"`` guard) (:mod:`modules.local.engines.worker`),
-unless ``engine_process=False``. Everything else stays in the caller's process:
+``TrainableModule(path, max_batch_size=N)`` with N > 1 (and ``prompter serve``,
+batched or not) runs its decode loop (:class:`~modules.local.batching.Batcher`)
+in an engine process, :mod:`modules.local.engines.worker`, unless
+``engine_process=False``. It is started as ``python -m modules.local.engines.worker``,
+a fresh interpreter: the caller's script is never imported again, so it needs
+no ``if __name__ == "__main__"`` guard. Everything else stays in the caller's process:
 rendering and safe tokenization, stop strings, streaming text, tool-call
-parsing, the HTTP server. Only token ids and options cross the pipe.
+parsing, the HTTP server. Only token ids and options cross the socket pair.
 
 Why: on a small model most of a decoding step is Python (transformers' layers,
 the batch's bookkeeping), and PyTorch releases the GIL inside every operator.
