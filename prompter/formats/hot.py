@@ -18,28 +18,19 @@ _MAX_FORMATS = 256
 
 Render = Callable[[Any, bool], "str | None"]
 
-HOT: dict[int, tuple[Any, Render, str, Callable[[Render, bool], None]]] = {}
-"""id(format) -> (the format, its renderer, the renderer's first kind, a setter of its second);
-the format object is kept, so its id is not reused while it is here."""
+HOT: dict[int, tuple[Any, Render, str]] = {}
+"""id(format) -> (the format, its renderer, which kinds it holds: ``layout``, ``skeleton`` or ``both``);
+the format object is kept, so its id is not reused while it is here. With one kind the renderer is
+that fast path itself (no wrapper to call through); with both, a closure tries one, then the other."""
 
+def _pair(first: Render, then: Render) -> Render:
+    """A closure (cheaper to call than an object) trying ``first``, then ``then``."""
 
-def _renderer(render: Render) -> tuple[Render, Callable[[Render, bool], None]]:
-    """A closure (cheaper to call than an object) over the fast paths."""
-    other: Render | None = None
+    def both(messages: Any, add_generation_prompt: bool) -> str | None:
+        text = first(messages, add_generation_prompt)
+        return then(messages, add_generation_prompt) if text is None else text
 
-    def hot(messages: Any, add_generation_prompt: bool) -> str | None:
-        text = render(messages, add_generation_prompt)
-        if text is None and other is not None:
-            text = other(messages, add_generation_prompt)
-        return text
-
-    def second(render2: Render, first: bool) -> None:
-        nonlocal render, other
-        other = render2
-        if first:
-            render, other = other, render
-
-    return hot, second
+    return both
 
 
 def register(fmt: Any, render: Render, kind: str) -> None:
@@ -48,11 +39,11 @@ def register(fmt: Any, render: Render, kind: str) -> None:
     skeletons then first: they take the system messages those fixed strings could not)."""
     hot = HOT.get(id(fmt))
     if hot is not None and hot[0] is fmt:
-        if hot[2] != kind and hot[2] != "both":  # the skeletons go first, as they took system messages before
-            hot[3](render, kind == "skeleton")
-            HOT[id(fmt)] = (fmt, hot[1], "both", hot[3])
+        if hot[2] != kind and hot[2] != "both":
+            other = hot[1]  # the first kind's own renderer
+            pair = _pair(render, other) if kind == "skeleton" else _pair(other, render)
+            HOT[id(fmt)] = (fmt, pair, "both")
         return
     if len(HOT) >= _MAX_FORMATS:
         HOT.clear()
-    call, second = _renderer(render)
-    HOT[id(fmt)] = (fmt, call, kind, second)
+    HOT[id(fmt)] = (fmt, render, kind)
