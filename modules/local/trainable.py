@@ -131,7 +131,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         engine_process: run the transformers engine's decode loop in its own process
             (:mod:`modules.local.engines.process`), so it never waits for the GIL of the
             server or of the calling threads. ``None`` (the default) means yes when
-            ``max_batch_size`` > 1. The process holds its own copy of the weights.
+            ``max_batch_size`` > 1. The weights then load there; this process loads a
+            copy only if ``score()`` or ``text_logprobs()`` needs them.
     """
 
     def __init__(
@@ -230,6 +231,13 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                     b.path, self._stop_ids, dtype=self.dtype, tensor_parallel_size=self.tensor_parallel_size
                 )
                 b.cancel_all.clear()
+            if b.model is None and self.engine_process:
+                from modules.local.engines.process import WeightsElsewhere
+
+                b.model = WeightsElsewhere(b.path, self.dtype, self.device)  # the weights load over there
+                b.cancel_all.clear()
+                b.batcher.config = self._engine_config()
+                b.batcher.reopen()
             if b.model is None:
                 try:
                     import torch
@@ -250,8 +258,6 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                     ) from exc
                 b.model = model.to(self.device).eval()
                 b.cancel_all.clear()
-                if self.engine_process:
-                    b.batcher.config = self._engine_config()
                 if b.batcher is not None:
                     b.batcher.reopen()
             if app is not None:
@@ -493,7 +499,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         tokenizer = self._load_tokenizer()
         with self._backend.lock:
             return continuation_nll(
-                self._backend.model, tokenizer, pairs, max_context=self.max_context, batch_size=batch_size
+                self._weights(), tokenizer, pairs, max_context=self.max_context, batch_size=batch_size
             )
 
     def text_logprobs(self, texts: Sequence[str], *, top: int = 0) -> list[dict[str, Any]]:
@@ -503,7 +509,16 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
         tokenizer = self._load_tokenizer()
         with self._backend.lock:
-            return text_logprobs(self._backend.model, tokenizer, texts, max_context=self.max_context, top=top)
+            return text_logprobs(self._weights(), tokenizer, texts, max_context=self.max_context, top=top)
+
+    def _weights(self) -> Any:
+        """The loaded model in this process (with an engine process, loaded here on first need)."""
+        from modules.local.engines.process import WeightsElsewhere
+
+        model = self._backend.model
+        if model is None:
+            raise ModelNotStartedError(f"{self!r}: call start() first")
+        return model.load() if isinstance(model, WeightsElsewhere) else model
 
     # -- generating ------------------------------------------------------------------------------
 

@@ -245,22 +245,30 @@ def test_engine_process_takes_a_bool_and_only_the_transformers_engine(tiny_model
 
 
 def test_a_model_the_engine_process_cannot_load_is_a_typed_error(tmp_path: Path, tiny_model_path: Path) -> None:  # noqa: F811
-    """The parent loads the folder first; a folder that changes under it fails in the engine process, named."""
+    """The weights load only in the engine process: broken weights are named from there, nothing keeps running."""
     import shutil
 
     folder = tmp_path / "model"
     shutil.copytree(tiny_model_path, folder)
+    for weights in folder.glob("*.safetensors"):
+        weights.write_bytes(b"not weights")
     module = TrainableModule(folder, max_batch_size=4)
-    engine = module._backend.batcher
-    original = engine.reopen
-
-    def broken_reopen() -> None:
-        for weights in folder.glob("*.safetensors"):
-            weights.write_bytes(b"not weights")
-        original()
-
-    engine.reopen = broken_reopen
-    with pytest.raises(ModuleConfigError, match="engine process could not load"):
+    with pytest.raises(ModuleConfigError, match="is not a model folder transformers can load.*in the engine process"):
         module.start()
-    assert engine.process is None  # nothing left running
+    assert module._backend.batcher.process is None  # nothing left running
     assert repr(module).endswith("not started)")
+
+
+def test_the_weights_live_in_the_engine_process_and_load_here_only_to_score(
+    alone: TrainableModule, batched: TrainableModule
+) -> None:
+    """The caller's process holds the generation config, not the model, until scoring needs the weights."""
+    from modules.local.engines.process import WeightsElsewhere
+
+    held = batched._backend.model
+    assert isinstance(held, WeightsElsewhere) and held.loaded is None
+    assert batched._stop_ids() == alone._stop_ids()  # the eos ids come from the same generation config
+    assert held.generation_config.eos_token_id == alone._backend.model.generation_config.eos_token_id
+    pairs = [("Question: is it raining?", " yes"), ("Question: is it raining?", " no")]
+    assert batched.score(pairs) == alone.score(pairs)  # loaded here for that, once
+    assert held.loaded is not None

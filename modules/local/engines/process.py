@@ -17,8 +17,10 @@ GIL, and the loop then waited for it back, hundreds of times a step. Measured
 in another process: a step took 4.4 ms there against 1.0-1.5 ms for the same
 rows alone, while the server process used only 65% of a core.
 
-The engine process loads its own copy of the weights (the parent keeps its
-copy for scoring and stop ids): twice the memory of one model. Greedy answers
+The weights live in the engine process only: the caller's process holds a
+:class:`WeightsElsewhere` in the model's place (the generation config, for the
+stop ids) and loads its own copy only if something needs the weights there
+(``score()``, ``text_logprobs()``, the server's scoring endpoint). Greedy answers
 are the same ids as in process (the same loop, the same model); a sampled
 request with a ``seed`` draws the same tokens; without a seed it draws from the
 engine process's own random state.
@@ -40,7 +42,7 @@ from typing import Any
 from modules.errors import ModuleConfigError, ServerStoppedError
 from modules.local.engines.worker import EngineConfig
 
-__all__ = ["ProcessEngine"]
+__all__ = ["ProcessEngine", "WeightsElsewhere"]
 
 _ROOT = str(Path(__file__).resolve().parents[3])
 """The folder that holds the ``modules`` package: the engine process imports it from there too."""
@@ -107,7 +109,10 @@ class ProcessEngine:
             first = ("failed", f"it exited with code {process.wait(5)}")
         if first[0] != "ready":
             self._discard()
-            raise ModuleConfigError(f"the engine process could not load {self.config.path!r}: {first[1]}")
+            raise ModuleConfigError(
+                f"{self.config.path!r} is not a model folder transformers can load (config.json and weights): "
+                f"{first[1]} (in the engine process)"
+            )
         self.ready = True
         self.gone = None
         self.closing.clear()
@@ -243,3 +248,43 @@ class ProcessEngine:
                 if job.streamer is not None:
                     job.streamer.end()
                 job.done.set()
+
+
+class WeightsElsewhere:
+    """The caller's stand-in for a model whose weights are in the engine process.
+
+    It has the model's ``generation_config`` (read from the folder as transformers
+    reads it on load: ``generation_config.json``, else derived from ``config.json``)
+    and :meth:`load` for the few uses that need the weights in this process; the
+    first such use loads them (once).
+    """
+
+    def __init__(self, path: str, dtype: str, device: str) -> None:
+        from transformers import AutoConfig, GenerationConfig
+
+        self.path, self.dtype, self.device = path, dtype, device
+        self.lock = threading.Lock()
+        self.loaded: Any = None
+        try:
+            try:
+                self.generation_config = GenerationConfig.from_pretrained(path, local_files_only=True)
+            except OSError:  # no generation_config.json: transformers derives it from config.json
+                config = AutoConfig.from_pretrained(path, local_files_only=True)
+                self.generation_config = GenerationConfig.from_model_config(config)
+        except (OSError, ValueError) as exc:
+            raise ModuleConfigError(
+                f"{path!r} is not a model folder transformers can load (config.json and weights): {exc}"
+            ) from exc
+
+    def load(self) -> Any:
+        """The model itself, loaded in this process on first use."""
+        with self.lock:
+            if self.loaded is None:
+                import torch
+                from transformers import AutoModelForCausalLM
+
+                model = AutoModelForCausalLM.from_pretrained(
+                    self.path, local_files_only=True, dtype=getattr(torch, self.dtype)
+                )
+                self.loaded = model.to(self.device).eval()
+            return self.loaded
