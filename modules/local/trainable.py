@@ -61,6 +61,7 @@ from modules.errors import (
 )
 from modules.local.batching import Batcher, new_job
 from modules.local.engines import check_engine
+from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
 from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
@@ -168,8 +169,13 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         check_engine(engine, tensor_parallel_size)
         self.engine, self.tensor_parallel_size = engine, tensor_parallel_size
         self.max_batch_size = max_batch_size
+        if engine_process and not ENGINE_PROCESS_SUPPORTED:
+            raise ModuleConfigError(
+                "engine_process: the engine process needs a POSIX system (it inherits a socket); "
+                "pass engine_process=False"
+            )
         self.engine_process = engine == "transformers" and (
-            max_batch_size > 1 if engine_process is None else engine_process
+            max_batch_size > 1 and ENGINE_PROCESS_SUPPORTED if engine_process is None else engine_process
         )
         if self.engine_process:
             from modules.local.engines.process import ProcessEngine

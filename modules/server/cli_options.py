@@ -68,5 +68,7 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         # The server's own threads would share the decode loop's GIL: batched or serialised, the loop
         # gets its own process (serialised over HTTP, 64 clients kept 33.9 requests/s of 31.3 alone with
         # it, and fell to 28.1 without; 2026-11-26, 2 cores, 64 tokens).
-        options["engine_process"] = options.get("engine", "transformers") == "transformers"
+        from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
+
+        options["engine_process"] = options.get("engine", "transformers") == "transformers" and ENGINE_PROCESS_SUPPORTED
     return options

@@ -272,3 +272,15 @@ def test_the_weights_live_in_the_engine_process_and_load_here_only_to_score(
     pairs = [("Question: is it raining?", " yes"), ("Question: is it raining?", " no")]
     assert batched.score(pairs) == alone.score(pairs)  # loaded here for that, once
     assert held.loaded is not None
+
+
+def test_without_posix_the_default_stays_in_process_and_asking_for_it_is_a_typed_error(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import modules.local.trainable as trainable
+
+    monkeypatch.setattr(trainable, "ENGINE_PROCESS_SUPPORTED", False)
+    assert not TrainableModule(tiny_model_path, max_batch_size=4).engine_process
+    with pytest.raises(ModuleConfigError, match="POSIX"):
+        TrainableModule(tiny_model_path, max_batch_size=4, engine_process=True)

@@ -21,13 +21,17 @@ Messages (tuples, pickled by the pipe):
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from modules.local.request import GenerationOptions, LocalRequest
 
-__all__ = ["EngineConfig", "main"]
+__all__ = ["ENGINE_PROCESS_SUPPORTED", "EngineConfig", "main"]
+
+ENGINE_PROCESS_SUPPORTED = os.name == "posix"
+"""Whether this system can start the engine process (it inherits one end of a socket pair: POSIX only)."""
 
 
 @dataclass(frozen=True)
