@@ -26,6 +26,7 @@ import json
 import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from prompter.errors import TemplateError
@@ -44,14 +45,16 @@ __all__ = [
 _LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 
 
-def _template_literals(source: str) -> list[str]:
-    found = []
+@lru_cache(maxsize=64)
+def _template_literals(source: str) -> tuple[str, ...]:
+    """The template's string literals of two or more characters, longest first (per source, once)."""
+    found: list[str] = []
     for match in _LITERAL.finditer(source):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
         if len(text.strip()) >= 2 and text not in found:
             found.append(text)
-    return sorted(found, key=len, reverse=True)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def locate_content(
@@ -199,8 +202,14 @@ Inert = Callable[[str], bool]
 """Whether a bare string can never yield a control token (the tokenizer's say; :func:`is_name` by default)."""
 
 
-def _read_marked(marked: str, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None) -> tuple[str, Spans]:
-    """The text without sentinels, and the spans they mark (multi-character sentinels)."""
+Marks = tuple[str, str, str, str]
+
+
+def _read_marked(
+    marked: str, marks: Marks, literals: re.Pattern[str] | None, finder: re.Pattern[str]
+) -> tuple[str, Spans]:
+    """The text without sentinels, and the spans they mark (multi-character sentinels; *finder*
+    matches any of the four)."""
     op, cl, lop, lcl = marks
     spans: list[tuple[int, int]] = []
 
@@ -217,7 +226,7 @@ def _read_marked(marked: str, marks: tuple[str, str, str, str], literals: re.Pat
     last = 0
     start: int | None = None
     literal_at: tuple[int, int] | None = None  # (raw end of the lop, clean position) of the last lop
-    for match in re.finditer("|".join(re.escape(m) for m in marks), marked):
+    for match in finder.finditer(marked):
         piece = marked[last : match.start()]
         clean.append(piece)
         length += len(piece)
@@ -248,17 +257,32 @@ def _read_marked(marked: str, marks: tuple[str, str, str, str], literals: re.Pat
 Spans = tuple[tuple[int, int], ...]
 
 
-def _sentinels(taken: Callable[[str], bool]) -> list[tuple[str, str, str, str]]:
-    """Two sentinel sets: private-use characters, and plain ASCII for templates that escape those."""
+_SENTINELS: list[tuple[Marks, re.Pattern[str]]] = []
+"""The sentinel sets last used, with their compiled finders: kept while no request contains them."""
+
+
+def _sentinels(taken: Callable[[str], bool]) -> list[tuple[Marks, re.Pattern[str]]]:
+    """Two sentinel sets, each with a pattern finding its marks: private-use characters, and plain
+    ASCII for templates that escape those.
+
+    The same sets serve request after request (compiling their pattern anew each time cost about
+    100 us a request) for as long as none of them is *taken*: in the template, the rendering or any
+    user string. Correctness rests on that check alone, not on the nonce being secret: a set that
+    appears anywhere in a request is replaced before it is used for it.
+    """
+    cached = _SENTINELS[:]
+    if cached and not any(taken(m) for marks, _ in cached for m in marks):
+        return cached
     # Digits and uncased characters only, so that templates that change case (`role.title()`) keep them.
     while True:
         nonce = str(secrets.randbelow(10**12)).zfill(12)
-        sets = [
-            tuple(f"{chr(0xE000 + 2 * i)}{nonce}{chr(0xE001 + 2 * i)}" for i in range(4)),
-            tuple(f"~{i}{nonce}{i}~" for i in range(4)),
-        ]
-        if not any(taken(m) for s in sets for m in s):
-            return sets  # type: ignore[return-value]
+        pua = [f"{chr(0xE000 + 2 * i)}{nonce}{chr(0xE001 + 2 * i)}" for i in range(4)]
+        plain = [f"~{i}{nonce}{i}~" for i in range(4)]
+        sets: list[Marks] = [(pua[0], pua[1], pua[2], pua[3]), (plain[0], plain[1], plain[2], plain[3])]
+        if not any(taken(m) for marks in sets for m in marks):
+            fresh = [(marks, re.compile("|".join(re.escape(m) for m in marks))) for marks in sets]
+            _SENTINELS[:] = fresh
+            return fresh
 
 
 MAX_DEPTH = 100
@@ -308,18 +332,24 @@ def locate_user_text(
     if nesting_depth(request) > MAX_DEPTH:
         raise TemplateError(f"user text spans: the request nests deeper than {MAX_DEPTH} levels; flatten it")
     strings = set(user_strings(request))
+    # One search in all user strings at once: joined by NUL, a needle without NUL is found in the
+    # joined text exactly when it is in one of the strings (it cannot straddle two).
+    joined = "\x00".join(strings)
+
+    def in_user_text(needle: str) -> bool:
+        return needle in joined if "\x00" not in needle else any(needle in s for s in strings)
 
     def taken(mark: str) -> bool:
-        return mark in source or mark in text or any(mark in s for s in strings)
+        return mark in source or mark in text or in_user_text(mark)
 
-    found = [lit for lit in _template_literals(source) if any(lit in s for s in strings)]
+    found = [lit for lit in _template_literals(source) if in_user_text(lit)]
     pattern = re.compile("|".join(re.escape(lit) for lit in found)) if found else None
     pua, ascii_ = _sentinels(taken)
-    attempts: list[tuple[tuple[str, str, str, str], re.Pattern[str] | None]] = [(pua, None), (ascii_, None)]
+    attempts: list[tuple[tuple[Marks, re.Pattern[str]], re.Pattern[str] | None]] = [(pua, None), (ascii_, None)]
     if pattern is not None:
         attempts += [(pua, pattern), (ascii_, pattern)]
     error: TemplateError | None = None
-    for marks, literals in attempts:
+    for (marks, finder), literals in attempts:
         marker = _RequestMarker(marks, literals, inert)
         marker.collect(request)
         try:
@@ -328,7 +358,7 @@ def locate_user_text(
             error = TemplateError(f"user text spans: the chat template fails on marked user text ({exc})")
             continue
         try:
-            clean, spans = _read_marked(marked, marks, literals)
+            clean, spans = _read_marked(marked, marks, literals, finder)
         except TemplateError as exc:
             error = exc
             continue
