@@ -13,9 +13,25 @@ from fastapi.routing import APIRoute
 from modules.server.errors import HTTPError
 from modules.server.json_body import JSONProblem, strict_loads
 
-__all__ = ["MAX_BODY_BYTES", "PARSED", "BodyLimit", "ParsedOnceRoute", "body_problem", "send_error"]
+__all__ = [
+    "INLINE_BYTES",
+    "MAX_BODY_BYTES",
+    "PARSED",
+    "SMALL",
+    "BodyLimit",
+    "ParsedOnceRoute",
+    "body_problem",
+    "send_error",
+]
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
+
+INLINE_BYTES = 65536
+"""Bodies below this are parsed, and their prompts rendered and tokenized, on the event loop itself:
+a worker thread's handoff costs more than the work (about 0.1 ms); larger ones go to a thread."""
+
+SMALL = "prompter.small_body"
+"""The scope key set to True when the POST body was below :data:`INLINE_BYTES`."""
 
 
 class BodyLimit:
@@ -57,10 +73,9 @@ class BodyLimit:
         if scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/completions"):
             whole = b"".join(chunks)
             # A large body takes a while to parse strictly: off the event loop, which serves everyone.
+            scope[SMALL] = len(whole) < INLINE_BYTES
             problem = (
-                body_problem(scope, whole)
-                if len(whole) < 65536
-                else await to_thread.run_sync(body_problem, scope, whole)
+                body_problem(scope, whole) if scope[SMALL] else await to_thread.run_sync(body_problem, scope, whole)
             )
             if problem is not None:
                 await send_error(send, problem)
