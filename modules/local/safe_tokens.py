@@ -36,6 +36,7 @@ __all__ = [
     "Rendered",
     "Span",
     "control_token_ids",
+    "inert_names",
     "encode_with_spans",
     "normalize_message",
     "render_with_spans",
@@ -63,8 +64,13 @@ def render_with_spans(
     model_format: Any = None,
     tokenizer: Any = None,
     render: RenderFn | None = None,
+    inert: Callable[[str], bool] | None = None,
 ) -> Rendered:
     """Render OpenAI *messages* (and *tools*) for a model and mark where user text lies.
+
+    *inert* (default: made from *tokenizer* for this call) says which bare names
+    the tokenizer turns into no control id; a caller rendering many requests with
+    one tokenizer passes :func:`inert_names` made once.
 
     One render source is used, the first of: *render* (any ``(messages, tools)
     -> str``), *model_format*'s ``render`` (the sandboxed, budgeted template with
@@ -91,7 +97,8 @@ def render_with_spans(
         )
     render_fn, source = _render_source(render, tokenizer, model_format)
     text = render_fn(msgs, tool_list)
-    inert = _inert(tokenizer) if tokenizer is not None else is_name
+    if inert is None:
+        inert = inert_names(tokenizer) if tokenizer is not None else is_name
     try:
         spans = locate_user_text(msgs, tool_list, text, render_fn, source, inert=inert)
     except TemplateError as exc:
@@ -124,11 +131,14 @@ def _render_source(render: RenderFn | None, tokenizer: Any, model_format: Any) -
     raise ModuleConfigError("no chat template: pass model_format=... or use a tokenizer with a chat_template")
 
 
-def _inert(tokenizer: Any) -> Callable[[str], bool]:
-    """A name left bare must be a plain name that this tokenizer turns into no control id."""
+def inert_names(tokenizer: Any, control: frozenset[int] | None = None) -> Callable[[str], bool]:
+    """Whether a name may be left bare: a plain name that this tokenizer turns into no control id
+    (*control*: :func:`control_token_ids`, computed here if not given). Answers are remembered, so make
+    it once per tokenizer and pass it to :func:`render_with_spans`."""
     from prompter.formats.spans import is_name
 
-    control = control_token_ids(tokenizer)
+    if control is None:
+        control = control_token_ids(tokenizer)
 
     @lru_cache(maxsize=4096)
     def inert(value: str) -> bool:
@@ -173,8 +183,14 @@ def control_token_ids(tokenizer: Any) -> frozenset[int]:
     return frozenset(ids)
 
 
-def encode_with_spans(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[int]:
+def encode_with_spans(
+    tokenizer: Any, text: str, spans: Sequence[Span], *, control: frozenset[int] | None = None
+) -> list[int]:
     """Token ids for *text* where only text outside *spans* (markup) yields control ids.
+
+    *control* is :func:`control_token_ids` of *tokenizer*, computed here if not given (a caller
+    tokenizing many prompts with one tokenizer computes it once: transformers rebuilds the added
+    tokens' table at each look-up).
 
     The whole text is first tokenized as the model's own
     ``apply_chat_template(..., tokenize=True)`` tokenizes it, so benign prompts
@@ -202,7 +218,8 @@ def encode_with_spans(tokenizer: Any, text: str, spans: Sequence[Span]) -> list[
     backend = _backend(tokenizer)
     if backend is None:
         return _encode_split(tokenizer, text, ordered)
-    control = control_token_ids(tokenizer)
+    if control is None:
+        control = control_token_ids(tokenizer)
     hostile: set[int] = set()
     while True:  # each round marks more spans hostile, so this ends within len(spans) + 1 rounds
         ids, forged = _encode_round(tokenizer, backend, text, ordered, hostile, control)

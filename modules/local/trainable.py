@@ -63,7 +63,13 @@ from modules.local.batching import Batcher, new_job
 from modules.local.engines import check_engine
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
-from modules.local.safe_tokens import Rendered, control_token_ids, encode_with_spans, render_with_spans
+from modules.local.safe_tokens import (
+    Rendered,
+    control_token_ids,
+    encode_with_spans,
+    inert_names,
+    render_with_spans,
+)
 from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
 from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
@@ -107,6 +113,8 @@ class _Backend:
     stop_ids: list[int] | None = None
     stop_ids_with_model: bool = False
     batcher: Any = None  # the engine's loop: a Batcher (transformers) or a vLLM engine
+    control: frozenset[int] | None = None  # the tokenizer's control ids (safe_tokens.control_token_ids)
+    inert: Any = None  # safe_tokens.inert_names of the tokenizer, made once
 
 
 class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
@@ -367,6 +375,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                 ) from exc
             b.model_format = _bind_format(self._format_arg, tokenizer, self.name)
             b.vocab = Vocab.of(b.path, tokenizer, b.model_format)
+            b.control = control_token_ids(tokenizer)  # once: this module's tokenizer does not change
+            b.inert = inert_names(tokenizer, b.control)
             b.tokenizer = tokenizer
         return b.tokenizer
 
@@ -406,8 +416,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         _checked_request(messages, tools)
 
         def encode(msgs: list[dict[str, Any]]) -> tuple[Rendered, list[int]]:
-            rendered = render_with_spans(msgs, tools, model_format=self._backend.model_format, tokenizer=tokenizer)
-            return rendered, encode_with_spans(tokenizer, rendered.text, rendered.spans)
+            b = self._backend
+            rendered = render_with_spans(msgs, tools, model_format=b.model_format, tokenizer=tokenizer, inert=b.inert)
+            return rendered, encode_with_spans(tokenizer, rendered.text, rendered.spans, control=b.control)
 
         fitted = fit_to_context(
             [dict(m) for m in messages],
@@ -440,7 +451,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens."""
         options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
         tokenizer = self._load_tokenizer()
-        ids = encode_with_spans(tokenizer, prompt, [(0, len(prompt))])
+        ids = encode_with_spans(tokenizer, prompt, [(0, len(prompt))], control=self._backend.control)
         if not ids:  # an empty prompt starts a fresh document, as after GPT-2's <|endoftext|>
             first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             ids = [first] if first is not None else []
