@@ -69,6 +69,7 @@ class ProcessEngine:
         self.closing = threading.Event()
         self.reader: threading.Thread | None = None
         self.poller: threading.Thread | None = None
+        self.life = threading.Lock()  # one of reopen, stop, restart at a time
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -90,6 +91,10 @@ class ProcessEngine:
 
     def reopen(self) -> None:
         """Give the engine process its :attr:`config` (spawning it first if needed); wait until its model is loaded."""
+        with self.life:
+            self._open()
+
+    def _open(self) -> None:
         if self.config is None:
             raise ModuleConfigError("the engine process has no configuration: start() the module")
         self.spawn()
@@ -117,9 +122,10 @@ class ProcessEngine:
         self.gone = None
         self.closing.clear()
         self.reader = threading.Thread(target=self._read, name="prompter-engine-reader", daemon=True)
-        self.poller = threading.Thread(target=self._poll_cancels, name="prompter-engine-cancels", daemon=True)
         self.reader.start()
-        self.poller.start()
+        if self.poller is None or not self.poller.is_alive():
+            self.poller = threading.Thread(target=self._poll_cancels, name="prompter-engine-cancels", daemon=True)
+            self.poller.start()
 
     def _discard(self) -> None:
         """Kill a process that failed to start and forget it."""
@@ -133,6 +139,11 @@ class ProcessEngine:
 
     def stop(self, timeout: float = 2.0) -> None:
         """End the engine process; jobs still running end with :class:`~modules.errors.ServerStoppedError`."""
+        self.closing.set()  # a restart under way gives up
+        with self.life:
+            self._close(timeout)
+
+    def _close(self, timeout: float) -> None:
         process, conn = self.process, self.conn
         if process is None:
             return
@@ -159,7 +170,7 @@ class ProcessEngine:
     def run(self, job: Any) -> tuple[list[int], str]:
         """Send *job* to the engine process and wait for its ids and finish reason (tokens stream meanwhile)."""
         if not self.ready or self.closing.is_set() or self.cancel_all.is_set():
-            raise ServerStoppedError("the model was stopped before this request ran")
+            raise self.gone or ServerStoppedError("the model was stopped before this request ran")
         jid = next(self.ids)
         request = job.request
         stops = tuple(job.watch.matcher.stops) if job.watch is not None else ()
@@ -216,9 +227,27 @@ class ProcessEngine:
             process = self.process
             code = process.wait(5) if process is not None else None
             self.gone = ServerStoppedError(
-                f"the engine process ended unexpectedly (exit code {code}); stop() and start() the module again"
+                f"the engine process ended unexpectedly (exit code {code}); a new one is starting: retry shortly"
             )
             self._fail_all(self.gone)
+            threading.Thread(target=self._restart, name="prompter-engine-restart", daemon=True).start()
+
+    def _restart(self) -> None:
+        """Start a new engine process after one died (its requests failed; the next ones run here)."""
+        with self.life:
+            if self.closing.is_set():
+                return
+            self.ready = False
+            if self.conn is not None:
+                self.conn.close()
+            self.process = self.conn = None
+            try:
+                self._open()
+            except Exception as exc:  # noqa: BLE001 - kept for the callers: the module must be restarted
+                self.gone = ServerStoppedError(
+                    f"the engine process ended unexpectedly and a new one failed to start ({exc}); "
+                    "stop() and start() the module again"
+                )
 
     def _poll_cancels(self) -> None:
         while not self.closing.wait(_POLL_S):
