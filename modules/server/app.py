@@ -172,9 +172,7 @@ def create_app(
         options = generation_options(body, chat=True)
         cancel = state.admit()
         try:
-            request = await _off_loop_if_large(
-                http, lambda: _without_local_files(module.prepare, messages, tools, **options)
-            )
+            request = await _off_loop_if_large(http, module.prepare, messages, tools, **options)
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc) from None
@@ -223,9 +221,7 @@ def create_app(
         options = generation_options(body, chat=False)
         cancel = state.admit()
         try:
-            request = await _off_loop_if_large(
-                http, lambda: _without_local_files(module.prepare_text, prompt, **options)
-            )
+            request = await _off_loop_if_large(http, module.prepare_text, prompt, **options)
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc) from None
