@@ -23,7 +23,9 @@ from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.hot import register
 from prompter.formats.prepare import (
+    UNSET,
     exact_fingerprint,
+    fingerprint_of,
     fold_system,
     inject_documents,
     inject_tools,
@@ -104,8 +106,10 @@ def _tools_json(tools: Any) -> str:
     return json.dumps(prepare_tools(tools), ensure_ascii=False)
 
 
-def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
-    """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template)."""
+def fast_layout(fmt: FormatSpec, tools: Any, fingerprint: Any = UNSET) -> Layout | None:
+    """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template).
+
+    *fingerprint* is ``exact_fingerprint(tools)`` when the caller computed it in this call already."""
     source = template_source(fmt, tools)
     if source is None:
         return None
@@ -129,7 +133,8 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     # passes a fresh list per call), found by their JSON text
     tkey = (id(tools), source, fmt.bos_token, fmt.eos_token)
     entry = _BY_TOOLS.get(tkey)
-    if entry is not None and entry[0] is tools and entry[1] == exact_fingerprint(tools):
+    fingerprint = fingerprint_of(tools, fingerprint)
+    if entry is not None and entry[0] is tools and entry[1] == fingerprint:
         return entry[2]
     try:
         if _traits(fmt, source).tools != "variable":
@@ -145,7 +150,7 @@ def fast_layout(fmt: FormatSpec, tools: Any) -> Layout | None:
     if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
         return None
     layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
-    snapshot = exact_fingerprint(tools)
+    snapshot = fingerprint
     if len(_BY_TOOLS) >= _MAX_TOOL_ENTRIES:
         _BY_TOOLS.clear()
     if len(_BY_JSON) >= _MAX_TOOL_ENTRIES:
@@ -163,17 +168,19 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
     # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: hot.HOT)
+    # the tools' fingerprint, once per call: both caches below confirm the list with it (1.3 us each)
+    fingerprint = None if tools is None else exact_fingerprint(tools)
     if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
         # an agent step last (a tool call, a tool result): fixed strings take plain turns only
-        return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True)
-    layout = fast_layout(fmt, tools)
+        return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True, fingerprint=fingerprint)
+    layout = fast_layout(fmt, tools, fingerprint)
     if layout is not None:
         text = layout.render(messages, add_generation_prompt)
         if text is not None:
             if tools is None:  # as do these fixed strings
                 register(fmt, layout.render, "layout")
             return text
-    text = _by_skeleton(fmt, messages, tools, add_generation_prompt)
+    text = _by_skeleton(fmt, messages, tools, add_generation_prompt, fingerprint=fingerprint)
     if text is not None or layout is None or layout.system_ok:
         return text
     if type(messages) is not list or len(messages) < 2:
@@ -205,13 +212,15 @@ def _full_text(
     return render_full(fmt, neutral, tools, add_generation_prompt, {}, False, neutral=True, use_layout=use_layout).text
 
 
-def _by_skeleton(fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: bool = False) -> str | None:
+def _by_skeleton(
+    fmt: FormatSpec, messages: Any, tools: Any, add: bool, agent: bool = False, fingerprint: Any = UNSET
+) -> str | None:
     """The prompt from the shape's cached skeleton (:mod:`~prompter.formats.skeleton`, or
     :mod:`~prompter.formats.skeleton_tools` for agent turns, tried first when ``agent``), or None."""
     source = template_source(fmt, tools)
     if source is None:
         return None
-    entry = skeleton_entry(fmt, source, tools, _tools_json, _full_text)
+    entry = skeleton_entry(fmt, source, tools, _tools_json, _full_text, fingerprint)
     if entry is None or entry.policy is None:
         return None
     text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)

@@ -373,6 +373,15 @@ def render_jinja(
     return render_template(compiled, context, time_budget=time_budget)
 
 
+UNSET: Any = object()
+"""A fingerprint not computed yet: the callee computes it (``None`` is a result: no cache)."""
+
+
+def fingerprint_of(value: Any, known: Any = UNSET) -> bytes | None:
+    """*known* when a caller already computed :func:`exact_fingerprint` of *value* in this call, else that."""
+    return exact_fingerprint(value) if known is UNSET else known
+
+
 def exact_fingerprint(value: Any) -> bytes | None:
     """Bytes that change whenever ``value``'s JSON text could, or None (use no cache then).
 

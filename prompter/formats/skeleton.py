@@ -42,7 +42,7 @@ from functools import cache
 from typing import Any
 
 from prompter.errors import PromptError
-from prompter.formats.prepare import exact_fingerprint
+from prompter.formats.prepare import UNSET, fingerprint_of
 
 __all__ = [
     "Policy",
@@ -190,17 +190,19 @@ and hashing the full key (the object is kept, so its id is not reused while it i
 _MAX_ENTRIES = 256
 
 
-def _tools_key(tools: Any, encode: Callable[[Any], str]) -> str | None:
+def _tools_key(tools: Any, encode: Callable[[Any], str], fingerprint: Any = UNSET) -> str | None:
     """The tools' JSON text, remembered per list object (confirmed by its exact fingerprint, so a
-    list changed in place is noticed, even to a value ``==`` calls equal)."""
+    list changed in place is noticed, even to a value ``==`` calls equal; *fingerprint*: that
+    fingerprint when the caller computed it in this call)."""
     entry = _TOOLS.get(id(tools))
-    if entry is not None and entry[0] is tools and entry[1] == exact_fingerprint(tools):
+    fingerprint = fingerprint_of(tools, fingerprint)
+    if entry is not None and entry[0] is tools and entry[1] == fingerprint:
         return entry[2]
     try:
         text = encode(tools)
     except (PromptError, TypeError, ValueError, RecursionError):
         return None
-    snapshot = exact_fingerprint(tools)
+    snapshot = fingerprint
     if snapshot is not None:
         if len(_TOOLS) >= 64:
             _TOOLS.clear()
@@ -335,7 +337,12 @@ def render_entry_messages(
 
 
 def skeleton_entry(
-    fmt: Any, source: str, tools: Any, encode: Callable[[Any], str], render_full: RenderFull
+    fmt: Any,
+    source: str,
+    tools: Any,
+    encode: Callable[[Any], str],
+    render_full: RenderFull,
+    fingerprint: Any = UNSET,
 ) -> _Entry | None:
     """The template's entry, once it has been seen twice (a one-off render costs one template run,
     not the probes); None before that, or when the tools cannot be keyed."""
@@ -345,7 +352,7 @@ def skeleton_entry(
         if front is not None and front[0] is fmt and front[1] is source:
             return front[2]
     else:
-        tools_key = _tools_key(tools, encode)
+        tools_key = _tools_key(tools, encode, fingerprint)
         if tools_key is None:
             return None
     key = (source, fmt.bos_token, fmt.eos_token, tools_key)
