@@ -107,9 +107,8 @@ def _tools_json(tools: Any) -> str:
 
 
 def fast_layout(fmt: FormatSpec, tools: Any, fingerprint: Any = UNSET) -> Layout | None:
-    """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template).
-
-    *fingerprint* is ``exact_fingerprint(tools)`` when the caller computed it in this call already."""
+    """The verified fixed strings for ``fmt``'s template with ``tools``, or None (use the template);
+    *fingerprint*: ``exact_fingerprint(tools)`` if the caller computed it in this call."""
     source = template_source(fmt, tools)
     if source is None:
         return None
@@ -168,8 +167,7 @@ def fast_render(fmt: FormatSpec, messages: Any, tools: Any, add_generation_promp
     common shape (plain system and user dicts); anything else is left to ``render_full``.
     """
     # (without tools, ModelFormat.render asked the fast paths registered for ``fmt`` already: hot.HOT)
-    # the tools' fingerprint, once per call: both caches below confirm the list with it (1.3 us each)
-    fingerprint = None if tools is None else exact_fingerprint(tools)
+    fingerprint = None if tools is None else exact_fingerprint(tools)  # once: both caches below confirm with it
     if type(messages) is list and messages and type(messages[-1]) is dict and len(messages[-1]) != 2:
         # an agent step last (a tool call, a tool result): fixed strings take plain turns only
         return _by_skeleton(fmt, messages, tools, add_generation_prompt, agent=True, fingerprint=fingerprint)
