@@ -287,3 +287,28 @@ def test_without_posix_the_default_stays_in_process_and_asking_for_it_is_a_typed
     assert not TrainableModule(tiny_model_path, max_batch_size=4).engine_process
     with pytest.raises(ModuleConfigError, match="POSIX"):
         TrainableModule(tiny_model_path, max_batch_size=4, engine_process=True)
+
+
+def test_an_application_with_its_own_modules_package_still_gets_our_engine_process(
+    tmp_path: Path,
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    """The engine process must import our ``modules``, not the application's (first on its path)."""
+    app = tmp_path / "app"
+    (app / "modules").mkdir(parents=True)
+    (app / "modules" / "__init__.py").write_text('MINE = "app"\n', encoding="utf-8")
+    script = (
+        "from prompter.modules import TrainableModule\n"
+        "import modules\n"
+        "assert modules.MINE == 'app'\n"
+        f"m = TrainableModule({str(tiny_model_path)!r}, max_new_tokens=3, max_batch_size=4).start()\n"
+        "done = m.generate(m.prepare([{'role': 'user', 'content': 'hi'}]))\n"
+        "print(type(m._backend.batcher).__name__, done.usage['completion_tokens'])\n"
+        "m.stop()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=app, capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ProcessEngine", "3"]

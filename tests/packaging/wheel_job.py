@@ -124,6 +124,31 @@ def _job(work: Path, t0: float) -> None:
     step("prompter demo")
     demo = run(str(bin_dir / "prompter"), "demo")
     assert "(same as in-process: True)" in demo, demo[-2000:]
+    step("prompter serve (batched, its engine process importing the wheel's modules, not the app's)")
+    print("   ", _serve_once(str(bin_dir / "prompter"), str(tiny), app, env))
+
+
+def _serve_once(prompter: str, model: str, cwd: Path, env: dict[str, str]) -> str:
+    """Start ``prompter serve`` (its defaults: batched, decoding in an engine process), ask once, stop it."""
+    import json
+    import urllib.request
+
+    argv = [prompter, "serve", "--model", model, "--port", "0", "--max-new-tokens", "4"]
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None  # noqa: S101 - asked for above
+        line = proc.stdout.readline()
+        assert " at " in line, line + (proc.stderr.read() if proc.stderr and proc.poll() is not None else "")
+        url = line.split(" at ", 1)[1].split()[0] + "/chat/completions"
+        body = json.dumps({"model": Path(model).name, "messages": [{"role": "user", "content": "hi"}]}).encode()
+        request = urllib.request.Request(url, body, {"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as reply:  # noqa: S310 - our own server on loopback
+            usage = json.load(reply)["usage"]
+        assert usage["completion_tokens"] >= 1, usage
+        return f"answered over HTTP: {usage}"
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 if __name__ == "__main__":

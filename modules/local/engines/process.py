@@ -3,9 +3,10 @@
 ``TrainableModule(path, max_batch_size=N)`` with N > 1 (and ``prompter serve``,
 batched or not) runs its decode loop (:class:`~modules.local.batching.Batcher`)
 in an engine process, :mod:`modules.local.engines.worker`, unless
-``engine_process=False``. It is started as ``python -m modules.local.engines.worker``,
-a fresh interpreter: the caller's script is never imported again, so it needs
-no ``if __name__ == "__main__"`` guard. Everything else stays in the caller's process:
+``engine_process=False``. It is a fresh interpreter running that module with
+this package's folder first on its path: the caller's script is never imported
+again (no ``if __name__ == "__main__"`` guard needed), and an application's own
+``modules`` package cannot shadow ours there. Everything else stays in the caller's process:
 rendering and safe tokenization, stop strings, streaming text, tool-call
 parsing, the HTTP server. Only token ids and options cross the socket pair.
 
@@ -32,20 +33,27 @@ engine then ends the row at its next step, as in process.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import os
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
-from modules.errors import ModuleConfigError, ServerStoppedError
+from modules.errors import ModelNotStartedError, ModuleConfigError, ServerStoppedError
 from modules.local.engines.worker import EngineConfig
 
 __all__ = ["ProcessEngine", "WeightsElsewhere"]
 
 _ROOT = str(Path(__file__).resolve().parents[3])
-"""The folder that holds the ``modules`` package: the engine process imports it from there too."""
+"""The folder that holds this ``modules`` package: the engine process imports it from there, first."""
+
+_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from modules.local.engines.worker import run_engine; run_engine(int(sys.argv[2]))"
+)
+"""The engine process's program: our folder first on ``sys.path``, so an application's own ``modules``
+package (in the working folder, which ``-c`` puts on the path) cannot stand in for ours."""
 
 _POLL_S = 0.005
 """How often the cancel flags of running jobs are checked (seconds)."""
@@ -82,9 +90,8 @@ class ProcessEngine:
         from multiprocessing.connection import Connection
 
         ours, theirs = socket.socketpair()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")]))}
-        argv = [sys.executable, "-m", "modules.local.engines.worker", str(theirs.fileno())]
-        self.process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
+        argv = [sys.executable, "-c", _BOOTSTRAP, _ROOT, str(theirs.fileno())]
+        self.process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         theirs.close()
         self.conn = Connection(ours.detach())
         self.ready = False
@@ -102,7 +109,7 @@ class ProcessEngine:
             return
         process, parent = self.process, self.conn
         try:
-            parent.send(self.config)
+            parent.send(dataclasses.asdict(self.config))
         except OSError:
             pass  # it died already: its exit code is read below
         if not parent.poll(self.start_timeout):
@@ -182,7 +189,8 @@ class ProcessEngine:
         try:
             if self.gone is not None:  # after registering: either this sees it, or the reader fails the job
                 raise OSError
-            self._send(("run", jid, list(request.input_ids), request.options, stops, job.streamer is not None))
+            options = dataclasses.asdict(request.options)
+            self._send(("run", jid, list(request.input_ids), options, stops, job.streamer is not None))
         except (OSError, ValueError):
             if self.jobs.pop(jid, None) is not None:
                 raise (self.gone or ServerStoppedError("the engine process is gone")) from None
@@ -219,7 +227,7 @@ class ProcessEngine:
                 if kind == "done":
                     job.outcome = (list(message[2]), message[3])
                 else:
-                    job.error = message[2]
+                    job.error = _error(message[2], message[3])
                 if job.streamer is not None:
                     job.streamer.end()
                 job.done.set()
@@ -277,6 +285,15 @@ class ProcessEngine:
                 if job.streamer is not None:
                     job.streamer.end()
                 job.done.set()
+
+
+def _error(kind: str, message: str) -> BaseException:
+    """The caller's error for a request the engine process ended with *kind* (an exception's type name)."""
+    if kind == "ServerStoppedError":
+        return ServerStoppedError(message)
+    if kind == "ModelNotStartedError":
+        return ModelNotStartedError(message)
+    return RuntimeError(f"the engine process failed on this request: {kind}: {message}")
 
 
 class WeightsElsewhere:

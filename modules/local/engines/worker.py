@@ -1,7 +1,8 @@
 """The engine process's side of :class:`~modules.local.engines.process.ProcessEngine`: the decode loop, alone.
 
-Started as ``python -m modules.local.engines.worker FD`` (FD: its end of a
-socket pair, used as a ``multiprocessing`` ``Connection``), it imports torch
+Started by :class:`~modules.local.engines.process.ProcessEngine` through
+:func:`run_engine` (FD: its end of a socket pair, used as a ``multiprocessing``
+``Connection``), it imports torch
 and transformers, reads its :class:`EngineConfig`, loads the model from its
 folder, runs a :class:`~modules.local.batching.Batcher` over it and talks to
 the parent over that connection. Its Python thread shares no GIL with the HTTP
@@ -11,11 +12,15 @@ made each step several times slower (see :mod:`modules.local.engines.process`).
 
 Messages (tuples, pickled by the pipe):
 
-* parent to engine: the :class:`EngineConfig` first, then ``("run", jid, input_ids, options, stop_strings, streamed)``,
+Only builtins cross (the parent may run our package under another name, ``prompter._modules``,
+when an application has its own ``modules``: a pickled class of ours would not load on the other side).
+
+* parent to engine: the :class:`EngineConfig` as a dict first, then
+  ``("run", jid, input_ids, options as a dict, stop_strings, streamed)``,
   ``("cancel", jid)``, ``("stop",)``;
 * engine to parent: ``("ready",)`` or ``("failed", message)`` once, then
   ``("tokens", [(jid, token), ...])`` after each step (streamed jobs only),
-  ``("done", jid, ids, finish)`` and ``("error", jid, exception)``.
+  ``("done", jid, ids, finish)`` and ``("error", jid, type name, message)``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 
 from modules.local.request import GenerationOptions, LocalRequest
 
-__all__ = ["ENGINE_PROCESS_SUPPORTED", "EngineConfig", "main"]
+__all__ = ["ENGINE_PROCESS_SUPPORTED", "EngineConfig", "main", "run_engine"]
 
 ENGINE_PROCESS_SUPPORTED = os.name == "posix"
 """Whether this system can start the engine process (it inherits one end of a socket pair: POSIX only)."""
@@ -114,7 +119,7 @@ def main(conn: Any) -> None:
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
     try:
-        config = conn.recv()
+        config = EngineConfig(**conn.recv())
     except (EOFError, OSError):  # the parent's start() failed before configuring us
         return
     try:
@@ -146,7 +151,7 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
         jobs.pop(jid, None)
         outbox.flush()  # its last tokens go before its end
         if job.error is not None:
-            outbox.send(("error", jid, _picklable(job.error)))
+            outbox.send(("error", jid, type(job.error).__name__, str(job.error)))
         else:
             assert job.outcome is not None  # noqa: S101 - set together with done
             outbox.send(("done", jid, job.outcome[0], job.outcome[1]))
@@ -165,7 +170,7 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
             kind = message[0]
             if kind == "run":
                 _, jid, input_ids, options, stops, streamed = message
-                request = _request(input_ids, options)
+                request = _request(input_ids, GenerationOptions(**options))
                 job = Job(request, threading.Event(), _Streamed(jid, outbox) if streamed else None)
                 if stops and not streamed:
                     job.watch = StopWatch(backend.tokenizer, stops, set(engine.stop_ids))
@@ -187,21 +192,16 @@ def _request(input_ids: list[int], options: GenerationOptions) -> LocalRequest:
     return LocalRequest(messages=(), tools=None, text="", spans=(), input_ids=tuple(input_ids), options=options)
 
 
-def _picklable(exc: BaseException) -> BaseException:
-    """*exc* if it survives pickling, else a RuntimeError with its type and message."""
-    import pickle
-
-    try:
-        pickle.loads(pickle.dumps(exc))  # noqa: S301 - our own bytes, just made
-    except Exception:  # noqa: BLE001 - any pickling failure
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-    return exc
-
-
-if __name__ == "__main__":
-    import sys
+def run_engine(fd: int) -> None:
+    """The engine process's entry point: serve the parent on the socket *fd* (see the module)."""
     import warnings
     from multiprocessing.connection import Connection
 
     warnings.filterwarnings("ignore", category=FutureWarning)  # transformers' renames, not ours to act on
-    main(Connection(int(sys.argv[1])))
+    main(Connection(fd))
+
+
+if __name__ == "__main__":
+    import sys
+
+    run_engine(int(sys.argv[1]))
