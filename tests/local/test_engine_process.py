@@ -312,3 +312,22 @@ def test_an_application_with_its_own_modules_package_still_gets_our_engine_proce
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["ProcessEngine", "3"]
+
+
+def test_what_the_engine_process_prints_goes_to_stderr_not_the_callers_stdout(
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    """``prompter serve``'s stdout is a protocol (its ``serving ... at URL`` line); the engine must not write there."""
+    script = (
+        "import modules.local.engines.process as process\n"
+        "process._BOOTSTRAP = \"print('engine says hi', flush=True); \" + process._BOOTSTRAP\n"
+        "from modules.local.trainable import TrainableModule\n"
+        f"m = TrainableModule({str(tiny_model_path)!r}, max_new_tokens=2, max_batch_size=4).start()\n"
+        "m.stop()\n"
+        "print('parent done')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "parent done\n"
+    assert "engine says hi" in done.stderr

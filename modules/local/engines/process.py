@@ -91,7 +91,11 @@ class ProcessEngine:
 
         ours, theirs = socket.socketpair()
         argv = [sys.executable, "-c", _BOOTSTRAP, _ROOT, str(theirs.fileno())]
-        self.process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        try:  # whatever it prints goes to our stderr: our stdout may be a protocol ("serving at ...")
+            out = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            out = None
+        self.process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=out)
         theirs.close()
         self.conn = Connection(ours.detach())
         self.ready = False
