@@ -222,6 +222,14 @@ def _error_of(call: Any, *args: Any) -> BaseException | None:
     return None
 
 
+def _run_script(script: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """*script* in a fresh interpreter (this checkout importable after *cwd*); it must succeed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 def test_a_script_without_a_main_guard_can_start_a_batched_module(tiny_model_path: Path) -> None:  # noqa: F811
     """The engine process is a fresh interpreter: the caller's script is not imported again."""
     script = (
@@ -230,9 +238,7 @@ def test_a_script_without_a_main_guard_can_start_a_batched_module(tiny_model_pat
         "print(type(m._backend.batcher).__name__, m.generate(m.prepare([{'role': 'user', 'content': 'hi'}])).usage)\n"
         "m.stop()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_script(script)
     assert done.stdout.startswith("ProcessEngine {'prompt_tokens'")
 
 
@@ -306,11 +312,7 @@ def test_an_application_with_its_own_modules_package_still_gets_our_engine_proce
         "print(type(m._backend.batcher).__name__, done.usage['completion_tokens'])\n"
         "m.stop()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=app, capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_script(script, cwd=app)
     assert done.stdout.split() == ["ProcessEngine", "3"]
 
 
@@ -326,8 +328,6 @@ def test_what_the_engine_process_prints_goes_to_stderr_not_the_callers_stdout(
         "m.stop()\n"
         "print('parent done')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_script(script)
     assert done.stdout == "parent done\n"
     assert "engine says hi" in done.stderr
