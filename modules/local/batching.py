@@ -38,11 +38,13 @@ from typing import Any, Protocol
 from modules.errors import ModelNotStartedError, ServerStoppedError
 from modules.local.engines.kv_rows import Rows, RowState, plain_cache_ok
 from modules.local.engines.kv_slots import Slots
+from modules.local.engines.prefix_cache import MAX_TOKENS as PREFIX_TOKENS
+from modules.local.engines.prefix_cache import PrefixCache
 from modules.local.engines.sampling import generator_for, next_tokens
 from modules.local.request import LocalRequest
 from modules.local.streaming import StopWatch
 
-__all__ = ["QUANTUM", "BatchedModule", "Batcher", "Job", "new_job"]
+__all__ = ["QUANTUM", "BatchedModule", "Batcher", "Job", "ended_future", "new_job"]
 
 QUANTUM = 16
 """Steps a row runs, once admitted, before it may step aside for a waiting request."""
@@ -100,6 +102,32 @@ def new_job(module: BatchedModule, request: LocalRequest, cancel: threading.Even
     return job
 
 
+def ended_future(job: Job) -> Any:
+    """An ``asyncio.Future`` of the running loop that resolves (to None) once *job* has ended.
+
+    Sets ``job.on_end``: the engine's thread (whichever ends the job) wakes the loop
+    with ``call_soon_threadsafe``; a loop already closed is not woken, and the engine
+    thread never sees an error from it.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    def on_end(_job: Job) -> None:
+        try:
+            loop.call_soon_threadsafe(resolve)
+        except RuntimeError:  # the loop was closed meanwhile: nobody awaits the answer
+            pass
+
+    job.on_end = on_end
+    return future
+
+
 class Batcher:
     """The decode loop of one loaded model: callers block in :meth:`run`; one worker thread serves them all.
 
@@ -107,8 +135,11 @@ class Batcher:
     and ends at :meth:`stop`, so a request never has to wait for a thread to start.
     """
 
-    def __init__(self, module: BatchedModule, max_batch: int, quantum: int = QUANTUM) -> None:
+    def __init__(
+        self, module: BatchedModule, max_batch: int, quantum: int = QUANTUM, prefix_tokens: int = PREFIX_TOKENS
+    ) -> None:
         self.module = module
+        self.prefix_tokens = prefix_tokens  # how many prompt tokens' keys and values to keep for reuse (0: none)
         self.max_batch = max_batch
         self.quantum = quantum
         self.plain_cache: bool | None = None  # whether rows may be cut and pasted (checked at the first run)
@@ -120,6 +151,9 @@ class Batcher:
         self.step_count = 0
         self.rows: Slots | Rows | None = None
         self.after_step: Callable[[], None] | None = None  # called after each step (the engine process flushes)
+
+    def _prefix_cache(self) -> PrefixCache | None:
+        return PrefixCache(self.prefix_tokens) if self.prefix_tokens else None
 
     def stop(self, timeout: float = 2.0) -> None:
         """End the worker thread (after the step it runs; ``stop()`` of the module cancels the rows)."""
@@ -203,7 +237,7 @@ class Batcher:
                 return
             if self.rows is None or self.rows.model is not b.model:
                 self.plain_cache = plain_cache_ok(b.model)
-                self.rows = Slots(b.model) if self.plain_cache else Rows(b.model)
+                self.rows = Slots(b.model, self._prefix_cache()) if self.plain_cache else Rows(b.model)
             self._admit([j for j in joining if not self._end_if_cancelled(j)])
             if not self.running:
                 return

@@ -59,7 +59,7 @@ from modules.errors import (
     ModelNotStartedError,
     ModuleConfigError,
 )
-from modules.local.batching import Batcher, new_job
+from modules.local.batching import Batcher, ended_future, new_job
 from modules.local.engines import check_engine
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
@@ -548,6 +548,39 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     def generate(self, request: LocalRequest, cancel: threading.Event | None = None) -> Completion:
         """Run one request to the end and return its :class:`~modules.base.Completion`."""
         ids, finish = self._run(request, cancel, None)
+        text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
+        return self._completion(text, finish, request, len(ids))
+
+    async def generate_async(self, request: LocalRequest, cancel: threading.Event | None = None) -> Completion:
+        """:meth:`generate` for an event loop, without a thread waiting for the model.
+
+        The engine's own thread (the decode loop, or the engine process's reader) wakes
+        this coroutine when the request ends: no thread per waiting request, no hand-off
+        between threads for the answer. Cancelling the awaiting task cancels the generation
+        (at the next token). An engine that cannot take a request without waiting (vLLM)
+        runs :meth:`generate` in a worker thread instead.
+        """
+        import asyncio
+
+        b = self._backend
+        if b.model is None:  # never started, or stopped before this request began
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
+        submit = getattr(b.batcher, "submit", None)
+        if submit is None:
+            return await asyncio.get_running_loop().run_in_executor(None, self.generate, request, cancel)
+        flag = cancel or threading.Event()
+        job = new_job(self, request, flag, None)
+        ended = ended_future(job)
+        submit(job)
+        try:
+            await ended
+        except asyncio.CancelledError:
+            flag.set()  # nobody waits for the answer: free its row at the next token
+            raise
+        if job.error is not None:
+            raise job.error
+        assert job.outcome is not None  # noqa: S101 - set before on_end
+        ids, finish = job.outcome
         text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
         return self._completion(text, finish, request, len(ids))
 

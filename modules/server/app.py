@@ -272,7 +272,13 @@ async def _generate(state: ServerState, request: Any, cancel: threading.Event, h
     try:
         # Our own pool, one thread per admitted request: waiting for the model (the lock or a
         # batch) must not use up the small shared pool that prepare() and the app need.
-        future = loop.run_in_executor(state.executor, state.module.generate, request, cancel)
+        # An engine that wakes the loop itself (the transformers engine, in process or in its
+        # process) needs no thread per waiting request: one hand-off fewer for every answer.
+        generate_async = getattr(state.module, "generate_async", None)
+        if generate_async is not None:
+            future: asyncio.Future[Any] = asyncio.ensure_future(generate_async(request, cancel))
+        else:
+            future = loop.run_in_executor(state.executor, state.module.generate, request, cancel)
         watcher = asyncio.ensure_future(watch(future))
         try:
             done: Completion = await future

@@ -6,6 +6,11 @@ never control tokens), the module cuts the answer at stop strings, streams it
 and parses tool calls, and the server serves it. An engine only turns a
 :class:`~modules.local.batching.Job` (the prompt's ids, the options, a
 cancel flag, an optional streamer) into the new token ids and a finish reason.
+An engine that can take a job without waiting for it also has ``submit(job)``:
+it returns at once and, when the job ends, sets its outcome (or error), then
+``job.done``, then calls ``job.on_end(job)`` from the engine's own thread, which
+is how ``TrainableModule.generate_async`` and the server await an answer
+without a thread per request.
 
 * ``"transformers"`` (the default): :class:`~modules.local.batching.Batcher`,
   continuous batching in one decode loop over a transformers model, on CPU or GPU.

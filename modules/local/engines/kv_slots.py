@@ -30,6 +30,7 @@ from functools import cache
 from typing import Any
 
 from modules.local.engines.kv_rows import RowState
+from modules.local.engines.prefix_cache import BLOCK, PrefixCache
 
 __all__ = ["Slots"]
 
@@ -40,8 +41,9 @@ _MIN_LENGTH = 128
 class Slots:
     """The batch: per-layer slot buffers, each row's length (its next position) and next input token."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, prefixes: PrefixCache | None = None) -> None:
         self.model = model
+        self.prefixes = prefixes  # the keys and values of prompt openings seen before (None: not kept)
         self.count = 0
         self.lengths: list[int] = []  # real tokens cached per row (== the next token's position)
         self.keys: list[Any] = []  # per layer: [capacity rows, kv heads, capacity length, head dim]
@@ -94,32 +96,65 @@ class Slots:
 
         Right-padded, without an attention mask: under the causal mask a real token
         never sees the padding after it, and each row's positions start at 0 as alone.
-        Only each row's real columns are copied into its slot.
+        Only each row's real columns are copied into its slot. With a
+        :class:`~modules.local.engines.prefix_cache.PrefixCache`, prompts that open with
+        cached blocks are run from the first token after them, on top of a copy of those
+        blocks (one forward pass per distinct cached opening), and their new blocks are kept.
         """
+        import torch
+
+        groups: dict[int, tuple[list[Any], list[int]]] = {}  # id of the first cached block -> (path, prompts)
+        for i, prompt in enumerate(prompts):
+            path = self.prefixes.lookup(prompt) if self.prefixes is not None else []
+            shared, members = groups.setdefault(id(path[0]) if path else 0, (path, []))
+            members.append(i)
+            del shared[_common(shared, path) :]  # the group runs from the blocks all its prompts share
+        blocks: list[list[tuple[Any, Any]]] = [[] for _ in prompts]
+        logits: list[Any] = [None] * len(prompts)
+        for path, members in groups.values():
+            kv, last = self._prefill_group(path, [prompts[i] for i in members])
+            for j, i in enumerate(members):
+                blocks[i] = [(k[j : j + 1], v[j : j + 1]) for k, v in kv]
+                logits[i] = last[j]
+                if self.prefixes is not None:
+                    self.prefixes.insert(prompts[i], path, kv, j)
+        if len(groups) == 1:  # one block copy per layer for all of them (they are in order)
+            blocks = [kv]
+        self._place(blocks, [0] * len(prompts), [len(p) for p in prompts])
+        return torch.stack(logits)
+
+    def _prefill_group(self, path: list[Any], prompts: list[list[int]]) -> tuple[list[tuple[Any, Any]], Any]:
+        """One forward pass for *prompts*, which all open with the cached blocks *path*: per layer their
+        keys and values ``[n, heads, columns, dim]`` (column ``i``: token ``i``) and their last logits."""
         import torch
         from transformers import DynamicCache
 
         device = self.model.device
-        lengths = [len(p) for p in prompts]
+        skip = len(path) * BLOCK
+        lengths = [len(p) - skip for p in prompts]
         width = max(lengths)
         ids = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
         for i, p in enumerate(prompts):
-            ids[i, : len(p)] = torch.tensor(p, dtype=torch.long)
+            ids[i, : lengths[i]] = torch.tensor(p[skip:], dtype=torch.long)
+        cache = DynamicCache(config=self.model.config)
+        if path:
+            assert self.prefixes is not None  # noqa: S101 - a path comes from it
+            for layer, (k, v) in enumerate(self.prefixes.keys_values(path, len(prompts))):
+                cache.update(k, v, layer)
+            self.prefixes.hits += skip * len(prompts)
         lasts = sorted(set(n - 1 for n in lengths))
-        fresh = DynamicCache(config=self.model.config)
         out = self.model(
             input_ids=ids,
-            past_key_values=fresh,
+            past_key_values=cache,
             use_cache=True,
             logits_to_keep=torch.tensor(lasts, dtype=torch.long, device=device),
         )
-        # One block copy per layer: the padding columns after a row's length go along, finite (they were
-        # computed from the pad id) and masked out until the row's own steps overwrite them.
-        block = [[(layer.keys, layer.values) for layer in fresh.layers]]
-        self._place(block, [0] * len(prompts), lengths)
+        # The padding columns after a row's length go along, finite (they were computed from the pad
+        # id) and masked out until the row's own steps overwrite them.
+        kv = [(layer.keys, layer.values) for layer in cache.layers]
         where = torch.tensor([lasts.index(n - 1) for n in lengths], dtype=torch.long, device=device)
         rows = torch.arange(len(prompts), device=device)
-        return out.logits[rows, where, :].float()
+        return kv, out.logits[rows, where, :].float()
 
     def restore(self, rows: list[RowState]) -> None:
         """Give rows taken out by :meth:`take` the next slots again."""
@@ -212,6 +247,16 @@ class Slots:
         del self.lengths[keep_count:]
         self.count = keep_count
         return order
+
+
+def _common(a: list[Any], b: list[Any]) -> int:
+    """How many blocks the cached paths *a* and *b* share from the start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y:
+            break
+        n += 1
+    return n
 
 
 def _slot_cache(slots: Slots) -> Any:

@@ -180,6 +180,16 @@ class ProcessEngine:
 
     def run(self, job: Any) -> tuple[list[int], str]:
         """Send *job* to the engine process and wait for its ids and finish reason (tokens stream meanwhile)."""
+        self.submit(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        assert job.outcome is not None  # noqa: S101 - set together with done
+        return job.outcome  # type: ignore[no-any-return]
+
+    def submit(self, job: Any) -> None:
+        """Send *job* to the engine process and return at once; when it ends, its outcome (or error) is set,
+        then ``job.done``, then ``job.on_end(job)`` is called in this engine's reader thread."""
         if not self.ready or self.closing.is_set() or self.cancel_all.is_set():
             raise self.gone or ServerStoppedError("the model was stopped before this request ran")
         jid = next(self.ids)
@@ -198,11 +208,6 @@ class ProcessEngine:
         except (OSError, ValueError):
             if self.jobs.pop(jid, None) is not None:
                 raise (self.gone or ServerStoppedError("the engine process is gone")) from None
-        job.done.wait()
-        if job.error is not None:
-            raise job.error
-        assert job.outcome is not None  # noqa: S101 - set together with done
-        return job.outcome  # type: ignore[no-any-return]
 
     def _send(self, message: tuple[Any, ...]) -> None:
         with self.send_lock:
@@ -232,9 +237,7 @@ class ProcessEngine:
                     job.outcome = (list(message[2]), message[3])
                 else:
                     job.error = _error(message[2], message[3])
-                if job.streamer is not None:
-                    job.streamer.end()
-                job.done.set()
+                _end(job)
         if not self.closing.is_set():
             process = self.process
             code = process.wait(5) if process is not None else None
@@ -286,9 +289,16 @@ class ProcessEngine:
             job = self.jobs.pop(jid, None)
             if job is not None and not job.done.is_set():
                 job.error = error
-                if job.streamer is not None:
-                    job.streamer.end()
-                job.done.set()
+                _end(job)
+
+
+def _end(job: Any) -> None:
+    """Tell *job*'s waiters it has ended (its outcome or error is set): its streamer, ``done``, ``on_end``."""
+    if job.streamer is not None:
+        job.streamer.end()
+    job.done.set()
+    if job.on_end is not None:
+        job.on_end(job)
 
 
 def _error(kind: str, message: str) -> BaseException:
