@@ -44,7 +44,7 @@ from modules.local.engines.sampling import generator_for, next_tokens
 from modules.local.request import LocalRequest
 from modules.local.streaming import StopWatch
 
-__all__ = ["QUANTUM", "BatchedModule", "Batcher", "Job", "ended_future", "new_job"]
+__all__ = ["PREFIX_TOKENS", "QUANTUM", "BatchedModule", "Batcher", "Job", "ended_future", "new_job"]
 
 QUANTUM = 16
 """Steps a row runs, once admitted, before it may step aside for a waiting request."""

@@ -59,7 +59,7 @@ from modules.errors import (
     ModelNotStartedError,
     ModuleConfigError,
 )
-from modules.local.batching import Batcher, ended_future, new_job
+from modules.local.batching import PREFIX_TOKENS, Batcher, ended_future, new_job
 from modules.local.engines import check_engine
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
@@ -142,6 +142,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             server or of the calling threads. ``None`` (the default) means yes when
             ``max_batch_size`` > 1. The weights then load there; this process loads a
             copy only if ``score()`` or ``text_logprobs()`` needs them.
+        prefix_cache: keep the keys and values of prompt openings the transformers engine
+            prefilled, so a request that opens alike (the same system prompt) is prefilled
+            from where it differs (:mod:`modules.local.engines.prefix_cache`; exact token
+            ids, answers unchanged). Turn it off where one client must not learn, from how
+            fast its request starts, whether another sent the same opening.
     """
 
     def __init__(
@@ -160,6 +165,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         engine: str = "transformers",
         tensor_parallel_size: int = 1,
         engine_process: bool | None = None,
+        prefix_cache: bool = True,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -169,6 +175,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
             raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
+        if type(prefix_cache) is not bool:
+            raise ModuleConfigError(f"prefix_cache: expected True or False, got {prefix_cache!r}")
+        self.prefix_tokens = PREFIX_TOKENS if prefix_cache else 0
         if engine_process not in (None, True, False):
             raise ModuleConfigError(f"engine_process: expected None, True or False, got {engine_process!r}")
         if engine_process and engine != "transformers":
@@ -190,7 +199,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
             self._backend.batcher = ProcessEngine(self._backend.cancel_all)
         else:
-            self._backend.batcher = Batcher(self, max_batch_size) if engine == "transformers" else None
+            self._backend.batcher = (
+                Batcher(self, max_batch_size, prefix_tokens=self.prefix_tokens) if engine == "transformers" else None
+            )
         self._format_arg = model_format
         self._max_context = max_context
         self.trim = trim
@@ -301,6 +312,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         return EngineConfig(
             path=b.path, dtype=self.dtype, device=self.device, max_batch=self.max_batch_size,
             stop_ids=tuple(self._stop_ids()), torch_threads=torch.get_num_threads(),
+            prefix_tokens=self.prefix_tokens,
         )  # fmt: skip
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -1,5 +1,5 @@
 """``prompter serve`` options for the engine: ``--engine``, ``--max-batch-size``, ``--tensor-parallel-size``,
-``--torch-threads``, ``--engine-process``.
+``--torch-threads``, ``--engine-process``, ``--prefix-cache``.
 
 ``--torch-threads`` defaults to one less than the CPU count: PyTorch's intra-op
 threads otherwise take every core, and the HTTP event loop (parsing requests,
@@ -33,6 +33,13 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="decode in a separate process, free of the HTTP server's GIL (default: yes with --engine transformers)",
     )
+    parser.add_argument(
+        "--prefix-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="reuse the keys and values of prompt openings seen before (transformers; --no-prefix-cache where "
+        "clients must not learn from timing whether others sent the same opening)",
+    )
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs to split the model across (vllm)")
     parser.add_argument(
         "--torch-threads",
@@ -62,7 +69,7 @@ def apply_torch_threads(args: argparse.Namespace) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The TrainableModule keywords those options give (absent ones, for other subcommands, are left out)."""
-    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process")
+    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache")
     options = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if "engine_process" in options and options["engine_process"] is None:
         # The server's own threads would share the decode loop's GIL: batched or serialised, the loop

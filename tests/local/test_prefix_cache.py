@@ -160,3 +160,31 @@ def test_the_batcher_keeps_a_prefix_cache_and_uses_it(tiny_model_path: Path) -> 
         assert batcher.rows.prefixes.hits >= BLOCK  # the template's system block, at least
     finally:
         module.stop()
+
+
+def test_the_cache_can_be_turned_off_in_process_in_the_engine_process_and_on_the_command_line(
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    """Where one client must not learn from timing whether another sent the same opening."""
+    import argparse
+
+    from modules.errors import ModuleConfigError
+    from modules.local.batching import Job
+    from modules.local.trainable import TrainableModule
+    from modules.server.cli_options import add_engine_options, engine_options
+
+    off = TrainableModule(tiny_model_path, max_batch_size=2, engine_process=False, prefix_cache=False).start()
+    try:
+        for text in ("What is the sea?", "What is the sky?"):
+            off._backend.batcher.run(Job(off.prepare([{"role": "user", "content": text}], max_new_tokens=2), None, None))
+        assert off._backend.batcher.rows.prefixes is None
+    finally:
+        off.stop()
+    assert TrainableModule(tiny_model_path, max_batch_size=2, prefix_cache=False)._engine_config().prefix_tokens == 0
+    assert TrainableModule(tiny_model_path, max_batch_size=2)._engine_config().prefix_tokens > 0
+    with pytest.raises(ModuleConfigError, match="prefix_cache"):
+        TrainableModule(tiny_model_path, prefix_cache=1)  # type: ignore[arg-type]
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser)
+    assert engine_options(parser.parse_args([]))["prefix_cache"] is True
+    assert engine_options(parser.parse_args(["--no-prefix-cache"]))["prefix_cache"] is False

@@ -49,6 +49,7 @@ class EngineConfig:
     max_batch: int
     stop_ids: tuple[int, ...]
     torch_threads: int
+    prefix_tokens: int = 0  # prompt tokens whose keys and values the loop keeps for reuse (0: none)
 
 
 @dataclass
@@ -143,7 +144,7 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
 
     outbox = _Outbox(conn)
     engine = _Engine(backend, list(config.stop_ids))
-    batcher = Batcher(engine, config.max_batch)
+    batcher = Batcher(engine, config.max_batch, prefix_tokens=config.prefix_tokens)
     batcher.after_step = outbox.flush
     jobs: dict[int, Job] = {}
 
