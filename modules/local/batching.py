@@ -238,10 +238,18 @@ class Batcher:
             if self.rows is None or self.rows.model is not b.model:
                 self.plain_cache = plain_cache_ok(b.model)
                 self.rows = Slots(b.model, self._prefix_cache()) if self.plain_cache else Rows(b.model)
-            self._admit([j for j in joining if not self._end_if_cancelled(j)])
-            if not self.running:
-                return
-            logits = self.rows.step()
+            joining = [j for j in joining if not self._end_if_cancelled(j)]
+            if isinstance(self.rows, Slots) and self.rows.packs and any(j.saved is None for j in joining):
+                # one pass: the running rows decode and the new requests are prefilled beside them
+                new = [j for j in joining if j.saved is None]
+                self._admit([j for j in joining if j.saved is not None])  # restores them (saved is cleared)
+                logits = self.rows.step_and_join([list(j.request.input_ids) for j in new])
+                self._enter(new)
+            else:
+                self._admit(joining)
+                if not self.running:
+                    return
+                logits = self.rows.step()
             self.step_count += 1
             self._advance(logits)
             self._step_aside()
@@ -261,13 +269,17 @@ class Batcher:
         if new:
             first = self.rows.count
             logits = self.rows.prefill([list(j.request.input_ids) for j in new])
-            for job in new:
-                job.admitted = self.step_count
-                if job.streamer is not None:  # its first put is the prompt, which it skips
-                    job.streamer.put(_tensor([list(job.request.input_ids)]))
-            self.running += new
+            self._enter(new)
             tokens = next_tokens(logits, [(j.request.options, j.generator) for j in new])
             self._emit(new, tokens, first)
+
+    def _enter(self, new: list[Job]) -> None:
+        """*new* jobs have just been given the last rows: they run from now on."""
+        for job in new:
+            job.admitted = self.step_count
+            if job.streamer is not None:  # its first put is the prompt, which it skips
+                job.streamer.put(_tensor([list(job.request.input_ids)]))
+        self.running += new
 
     def _advance(self, logits: Any) -> None:
         tokens = next_tokens(logits, [(j.request.options, j.generator) for j in self.running])

@@ -31,6 +31,7 @@ from typing import Any
 
 from modules.local.engines.kv_rows import RowState
 from modules.local.engines.prefix_cache import BLOCK, PrefixCache
+from modules.local.engines.slot_attention import Plan, packing, packs
 
 __all__ = ["Slots"]
 
@@ -44,6 +45,8 @@ class Slots:
     def __init__(self, model: Any, prefixes: PrefixCache | None = None) -> None:
         self.model = model
         self.prefixes = prefixes  # the keys and values of prompt openings seen before (None: not kept)
+        self.packs = packs(model)  # whether joiners can be prefilled inside the decoding step's pass
+        self.plan: Plan | None = None  # set while a packed pass runs (read by the cache's layers)
         self.count = 0
         self.lengths: list[int] = []  # real tokens cached per row (== the next token's position)
         self.keys: list[Any] = []  # per layer: [capacity rows, kv heads, capacity length, head dim]
@@ -193,8 +196,7 @@ class Slots:
         """One decoding step for every row; the logits ``[rows, vocab]``."""
         n = self.count
         width = max(self.lengths) + 1
-        like = [(k[:1], v[:1]) for k, v in zip(self.keys, self.values, strict=True)]
-        self._reserve(n, width, like)
+        self._reserve(n, width, self._like())
         positions = self.positions[:n]
         self.rows = self.row_numbers[:n]
         out = self.model(
@@ -208,6 +210,72 @@ class Slots:
         self.positions[:n] += 1
         self.lengths = [length + 1 for length in self.lengths]
         return out.logits[:, -1, :].float()
+
+    def step_and_join(self, prompts: list[list[int]]) -> Any:
+        """One pass (needs :attr:`packs`): every row decodes one token and *prompts* join in the next slots.
+
+        The logits ``[rows, vocab]``: the running rows' next ones, then each joiner's first
+        (see :mod:`~modules.local.engines.slot_attention`). A joiner whose prompt opens with
+        cached blocks has them copied into its slot and computes the rest.
+        """
+        import torch
+
+        n, device = self.count, self.model.device
+        lengths = [len(p) for p in prompts]
+        width = max(self.lengths[:n]) + 1 if n else 0
+        self._reserve(n + len(prompts), max([width, *lengths]) + 1, self._like())
+        paths = [self.prefixes.lookup(p) if self.prefixes is not None else [] for p in prompts]
+        ids, columns, rows = [self.next_tokens[:n, 0]], [self.positions[:n, 0]], [self.row_numbers[:n]]
+        joins, first = [], n
+        for row, (prompt, path) in enumerate(zip(prompts, paths, strict=True), start=n):
+            start = len(path) * BLOCK
+            if path:
+                assert self.prefixes is not None  # noqa: S101 - a path comes from it
+                for layer, (k, v) in enumerate(self.prefixes.keys_values(path, 1)):
+                    self.keys[layer][row, :, :start] = k[0]
+                    self.values[layer][row, :, :start] = v[0]
+                self.prefixes.hits += start
+            ids.append(torch.tensor(prompt[start:], dtype=torch.long, device=device))
+            columns.append(torch.arange(start, len(prompt), device=device))
+            rows.append(torch.full((len(prompt) - start,), row, dtype=torch.long, device=device))
+            joins.append((row, start, len(prompt), first))
+            first += len(prompt) - start
+        seen = (self.columns[:width] <= self.positions[:n])[:, None, None, :] if n else None
+        self.plan = Plan(n, width, seen, joins, torch.cat(rows), torch.cat(columns))
+        keep = [*range(n), *(f + length - start - 1 for _, start, length, f in joins)]
+        try:
+            with packing(self.model):
+                out = self.model(
+                    input_ids=torch.cat(ids)[None],
+                    position_ids=self.plan.columns[None],
+                    past_key_values=self.cache,
+                    use_cache=True,
+                    logits_to_keep=torch.tensor(keep, dtype=torch.long, device=device),
+                    slots_plan=self.plan,
+                )
+        finally:
+            self.plan = None
+        self.positions[:n] += 1
+        self.positions[n : n + len(prompts), 0] = torch.tensor(lengths, dtype=torch.long)
+        self.lengths = [length + 1 for length in self.lengths[:n]] + lengths
+        self.count = n + len(prompts)
+        if self.prefixes is not None:
+            kv = list(zip(self.keys, self.values, strict=True))
+            for row, (prompt, path) in enumerate(zip(prompts, paths, strict=True), start=n):
+                self.prefixes.insert(prompt, path, kv, row)
+        return out.logits[0].float()
+
+    def _like(self) -> list[tuple[Any, Any]]:
+        """Per layer, a tensor with the keys' and values' dtype, device, heads and dim (for :meth:`_reserve`)."""
+        if self.keys:
+            return [(k[:1], v[:1]) for k, v in zip(self.keys, self.values, strict=True)]
+        import torch
+
+        config = self.model.config
+        heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        empty = torch.empty((1, heads, 0, dim), dtype=self.model.dtype, device=self.model.device)
+        return [(empty, empty)] * config.num_hidden_layers
 
     # -- leaving ---------------------------------------------------------------------------------
 
@@ -287,6 +355,11 @@ def _slot_layer_class() -> type:
             slots = self.slots
             n, rows = slots.count, slots.rows
             keys, values = slots.keys[self.layer], slots.values[self.layer]
+            plan = slots.plan
+            if plan is not None:  # a packed pass: every token to its row and column; attention reads the plan
+                keys[plan.rows, :, plan.columns] = key_states[0].transpose(0, 1)
+                values[plan.rows, :, plan.columns] = value_states[0].transpose(0, 1)
+                return keys, values
             columns = slots.positions[:n, 0]
             keys[rows, :, columns] = key_states[:, :, 0]
             values[rows, :, columns] = value_states[:, :, 0]

@@ -1,0 +1,146 @@
+"""One forward pass that decodes the running rows and prefills the joining ones: attention over the slots.
+
+A loop iteration where requests join used to run two passes: the joiners' prefill,
+then the decoding step for every row. On a small model most of a pass is fixed
+cost (about 1 ms on the tiny model, whatever its width), so a join cost a second
+step. :meth:`~modules.local.engines.kv_slots.Slots.step_and_join` packs both into
+one sequence instead: the running rows' next tokens, then each joiner's prompt
+tokens (from the first one its cached opening does not cover). The model's own
+layers run on it unchanged (embeddings, norms, projections, rotary positions from
+each token's own position id); only attention is ours, registered with
+transformers as :data:`NAME` for the duration of that pass:
+
+* each token's keys and values are written into its row's slot, at its column;
+* the decoding tokens attend over their rows' slots with the padding columns masked
+  out, exactly as the step does through transformers' SDPA path (grouped-query
+  heads packed the same way);
+* each joiner's tokens attend causally over its own slot: SDPA with ``is_causal``
+  for a whole prompt (what a prefill alone runs), with an explicit causal mask
+  shifted by the cached opening's length otherwise.
+
+Outside such a pass (``slots_plan`` not given) the function is transformers' SDPA
+attention, so nothing else that uses the model changes. Models whose attention is
+not plain causal SDPA (sliding windows, soft-capped logits) never take this path
+(:func:`packs`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+__all__ = ["NAME", "Plan", "packed_attention", "packs", "register"]
+
+NAME = "prompter_slots"
+"""The attention implementation's name in transformers' registries, while a packed pass runs."""
+
+_PASS = threading.local()  # .on while this thread runs a packed pass: the mask builder then builds nothing
+
+
+@dataclass
+class Plan:
+    """Where the tokens of one packed pass go and what each attends to."""
+
+    decoding: int
+    """The first ``decoding`` tokens are the running rows' next tokens, row ``i`` at token ``i``."""
+    width: int
+    """Columns the decoding rows attend over (their longest length, plus the new token)."""
+    mask: Any
+    """``[decoding, 1, 1, width]`` bool: the columns each decoding row sees."""
+    joins: list[tuple[int, int, int, int]]
+    """Per joiner: its row, the first column computed in this pass, its length, its first token's index."""
+    rows: Any
+    """``[tokens]`` long: each token's row (where its keys and values are written)."""
+    columns: Any
+    """``[tokens]`` long: each token's column (its position)."""
+
+
+def packs(model: Any) -> bool:
+    """Whether *model*'s attention is plain causal SDPA over every layer, which :func:`packed_attention` reproduces."""
+    config = model.config
+    windowed = getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True)
+    return (
+        getattr(config, "_attn_implementation", None) == "sdpa"
+        and all(kind == "full_attention" for kind in getattr(config, "layer_types", None) or ["full_attention"])
+        and not windowed
+        and getattr(config, "attn_logit_softcapping", None) is None
+    )
+
+
+class packing:  # noqa: N801 - used as ``with packing(model):``
+    """Run *model* with :data:`NAME` as its attention for the body of the ``with`` (then as before)."""
+
+    def __init__(self, model: Any) -> None:
+        self.config = model.config
+        self.before: Any = None
+
+    def __enter__(self) -> None:
+        register()
+        self.before = self.config._attn_implementation
+        self.config._attn_implementation = NAME
+        _PASS.on = True
+
+    def __exit__(self, *exc: object) -> None:
+        _PASS.on = False
+        self.config._attn_implementation = self.before
+
+
+@cache
+def register() -> None:
+    """Make :data:`NAME` known to transformers' attention and mask registries (once)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    def mask(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_PASS, "on", False):
+            return None  # the plan carries what each token sees
+        return sdpa_mask(*args, **kwargs)
+
+    AttentionInterface.register(NAME, packed_attention)
+    AttentionMaskInterface.register(NAME, mask)
+
+
+def packed_attention(
+    module: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    attention_mask: Any,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    **kwargs: Any,
+) -> tuple[Any, None]:
+    """Attention for a packed pass (see the module); transformers' SDPA attention without a plan.
+
+    *key* and *value* are the slot buffers ``[rows, heads, columns, dim]`` (the cache wrote
+    this pass's tokens into them); *query* is ``[1, heads, tokens, dim]``.
+    """
+    import torch
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+
+    plan: Plan | None = kwargs.pop("slots_plan", None)
+    if plan is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout, scaling, **kwargs)  # type: ignore[no-any-return]
+    heads, dim = query.shape[1], query.shape[3]
+    groups = module.num_key_value_groups
+    out = query.new_empty((1, query.shape[2], heads, dim))
+    n, width = plan.decoding, plan.width
+    if n:
+        q = query[0, :, :n, :].transpose(0, 1).reshape(n, heads // groups, groups, dim)  # as transformers packs it
+        o = sdpa(q, key[:n, :, :width], value[:n, :, :width], attn_mask=plan.mask, scale=scaling)
+        out[0, :n] = o.reshape(n, heads, dim)
+    for row, start, length, first in plan.joins:
+        count = length - start
+        q = query[:, :, first : first + count, :]
+        k, v = key[row : row + 1, :, :length], value[row : row + 1, :, :length]
+        if start == 0:  # the whole prompt: what its prefill alone runs
+            o = sdpa(q, k, v, is_causal=True, scale=scaling, enable_gqa=True)
+        else:  # after a cached opening: token i sees columns 0 .. start + i
+            here = torch.arange(length, device=q.device)
+            seen = here[None, :] <= here[start:, None]
+            o = sdpa(q, repeat_kv(k, groups), repeat_kv(v, groups), attn_mask=seen[None, None], scale=scaling)
+        out[0, first : first + count] = o[0].transpose(0, 1)
+    return out, None
