@@ -61,8 +61,13 @@ def packs(model: Any) -> bool:
     """Whether *model*'s attention is plain causal SDPA over every layer, which :func:`packed_attention` reproduces."""
     config = model.config
     windowed = getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True)
+    # Every attention layer must read the configuration we switch (a model wrapping a text model with a
+    # configuration of its own would keep SDPA there, and SDPA over whole slot buffers is wrong).
+    layers = [m for m in model.modules() if hasattr(m, "num_key_value_groups") and hasattr(m, "config")]
     return (
-        getattr(config, "_attn_implementation", None) == "sdpa"
+        bool(layers)
+        and all(layer.config is config for layer in layers)
+        and getattr(config, "_attn_implementation", None) == "sdpa"
         and all(kind == "full_attention" for kind in getattr(config, "layer_types", None) or ["full_attention"])
         and not windowed
         and getattr(config, "attn_logit_softcapping", None) is None
