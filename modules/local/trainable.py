@@ -560,8 +560,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     def generate(self, request: LocalRequest, cancel: threading.Event | None = None) -> Completion:
         """Run one request to the end and return its :class:`~modules.base.Completion`."""
         ids, finish = self._run(request, cancel, None)
-        text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
-        return self._completion(text, finish, request, len(ids))
+        return self._answer(ids, finish, request)
 
     async def generate_async(self, request: LocalRequest, cancel: threading.Event | None = None) -> Completion:
         """:meth:`generate` for an event loop, without a thread waiting for the model.
@@ -592,9 +591,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if job.error is not None:
             raise job.error
         assert job.outcome is not None  # noqa: S101 - set before on_end
-        ids, finish = job.outcome
-        text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
-        return self._completion(text, finish, request, len(ids))
+        return self._answer(*job.outcome, request)
 
     def generate_stream(
         self,
@@ -651,6 +648,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
     def _decode(self, ids: list[int]) -> str:
         return str(self._backend.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+    def _answer(self, ids: list[int], finish: str, request: LocalRequest) -> Completion:
+        """The :class:`~modules.base.Completion` of a generation's new ids: decoded, cut at a stop string."""
+        text, finish = cut_at_stop(self._decode(ids), self._stop_strings(request), finish)
+        return self._completion(text, finish, request, len(ids))
 
     def _completion(self, text: str, finish: str, request: LocalRequest, n_new: int) -> Completion:
         calls: list[ToolCall] = []

@@ -102,7 +102,8 @@ class Slots:
         Only each row's real columns are copied into its slot. With a
         :class:`~modules.local.engines.prefix_cache.PrefixCache`, prompts that open with
         cached blocks are run from the first token after them, on top of a copy of those
-        blocks (one forward pass per distinct cached opening), and their new blocks are kept.
+        blocks (one forward pass per first cached block, from the blocks its prompts all share), and
+        their new blocks are kept.
         """
         import torch
 
