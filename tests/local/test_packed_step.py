@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_batching import _alone as generate_alone
 from test_kv_slots import _alone, _close
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
@@ -86,10 +87,11 @@ def test_a_join_runs_one_forward_pass_and_never_the_separate_prefill(
     module = TrainableModule(tiny_model_path, max_batch_size=4, engine_process=False).start()
     try:
         model = module._backend.model
-        passes = []
-        model.register_forward_pre_hook(lambda *a: passes.append(1))
         batcher = module._backend.batcher
         request = module.prepare([{"role": "user", "content": "What is the sea?"}], max_new_tokens=5)
+        batcher.run(Job(request, None, None))  # loads the batch (and probes the packed pass once)
+        passes = []
+        model.register_forward_pre_hook(lambda *a: passes.append(1))
         ids, _ = batcher.run(Job(request, None, None))
         assert len(passes) == len(ids) or len(passes) == len(ids) + 1  # one pass per token (+1: a stop token)
         assert batcher.rows.packs
@@ -141,3 +143,35 @@ def test_a_model_whose_attention_reads_another_configuration_does_not_pack() -> 
     """Switching the top-level configuration would leave such layers on SDPA over whole slot buffers."""
     plain = {"_attn_implementation": "sdpa", "layer_types": ["full_attention"] * 2}
     assert not packs(_fake(plain, own_config=True))
+
+
+def test_a_model_the_packed_pass_does_not_reproduce_keeps_the_separate_prefill(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe at load: packed attention that gets the numbers wrong is never used, and answers stay exact."""
+    import modules.local.engines.slot_attention as slot_attention
+    from modules.local.batching import Job
+    from modules.local.trainable import TrainableModule
+
+    right = slot_attention.packed_attention
+
+    def wrong(*args: Any, **kwargs: Any) -> Any:
+        out, weights = right(*args, **kwargs)
+        return (out * 1.5 if kwargs.get("slots_plan") is not None else out), weights
+
+    monkeypatch.setattr(slot_attention, "packed_attention", wrong)
+    slot_attention.register.cache_clear()  # registered again with the wrong one
+    try:
+        module = TrainableModule(tiny_model_path, max_batch_size=2, engine_process=False).start()
+        try:
+            request = module.prepare([{"role": "user", "content": "What is the sea?"}], max_new_tokens=6)
+            ids, _ = module._backend.batcher.run(Job(request, None, None))
+            assert not module._backend.batcher.rows.packs
+            assert ids == generate_alone(module, request)  # transformers' generate, the prompt alone
+        finally:
+            module.stop()
+    finally:
+        monkeypatch.undo()
+        slot_attention.register.cache_clear()
+        slot_attention.register()  # the right one again, for the tests after this one

@@ -42,10 +42,12 @@ _MIN_LENGTH = 128
 class Slots:
     """The batch: per-layer slot buffers, each row's length (its next position) and next input token."""
 
-    def __init__(self, model: Any, prefixes: PrefixCache | None = None) -> None:
+    def __init__(self, model: Any, prefixes: PrefixCache | None = None, packed: bool | None = None) -> None:
         self.model = model
         self.prefixes = prefixes  # the keys and values of prompt openings seen before (None: not kept)
-        self.packs = packs(model)  # whether joiners can be prefilled inside the decoding step's pass
+        # whether joiners are prefilled inside the decoding step's pass (None: if the model's attention is
+        # plain causal SDPA and a probe of the packed pass gives what plain passes give)
+        self.packs = _packs_verified(model) if packed is None else packed
         self.plan: Plan | None = None  # set while a packed pass runs (read by the cache's layers)
         self.count = 0
         self.lengths: list[int] = []  # real tokens cached per row (== the next token's position)
@@ -316,6 +318,32 @@ class Slots:
         del self.lengths[keep_count:]
         self.count = keep_count
         return order
+
+
+def _packs_verified(model: Any) -> bool:
+    """Whether *model* may take the packed pass: its attention is plain causal SDPA (:func:`packs`), and on a
+    probe (a prompt alone, then a row decoding while another joins) the packed pass gives the last logits
+    that plain forward passes give. A model whose layers do something the packed attention does not
+    reproduce keeps the separate prefill instead of decoding wrongly."""
+    import torch
+
+    if not packs(model):
+        return False
+    probe = Slots(model, None, packed=True)
+    first, second = [1, 2, 3, 4, 5], [6, 7, 8]
+    device = model.device
+
+    def alone(ids: list[int]) -> Any:
+        return model(input_ids=torch.tensor([ids], device=device)).logits[0, -1].float()
+
+    with torch.inference_mode():
+        a = probe.step_and_join([first])
+        token = int(a[0].argmax())
+        probe.set_next(0, [token])
+        b = probe.step_and_join([second])
+        pairs = ((a[0], alone(first)), (b[0], alone([*first, token])), (b[1], alone(second)))
+    tolerance = 1e-4 if model.dtype in (torch.float32, torch.float64) else 3e-2
+    return all(bool((got - want).abs().max() <= tolerance * max(1.0, float(want.abs().max()))) for got, want in pairs)
 
 
 def _common(a: list[Any], b: list[Any]) -> int:

@@ -21,7 +21,9 @@ transformers as :data:`NAME` for the duration of that pass:
 Outside such a pass (``slots_plan`` not given) the function is transformers' SDPA
 attention, so nothing else that uses the model changes. Models whose attention is
 not plain causal SDPA (sliding windows, soft-capped logits) never take this path
-(:func:`packs`).
+(:func:`packs`), nor does a model on which a probe of the packed pass does not give
+what plain passes give (checked once per loaded model, see
+:class:`~modules.local.engines.kv_slots.Slots`).
 """
 
 from __future__ import annotations
