@@ -11,6 +11,7 @@ are exactly what each request gets alone.
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,11 +31,17 @@ def test_a_short_request_finishes_while_a_long_one_is_still_generating(tiny_mode
         stream = m.generate_stream(m.prepare(LONG, max_new_tokens=1500))
         pieces = [next(stream)]  # the long generation is running and holds the model
         short = m.generate(m.prepare(SHORT)).text  # blocks until done: with a plain lock, after all 1500 tokens
-        # The long generation still holds the model: it was not made to finish first.
-        free = m._backend.lock.acquire(blocking=False)
-        if free:
+        # The long generation still holds the model: it was not made to finish first. The decode loop
+        # lets go of the lock for a few microseconds between two steps, so one look may land there:
+        # look a few times (a finished generation never takes it again).
+        held = False
+        for _ in range(50):
+            if not m._backend.lock.acquire(blocking=False):
+                held = True
+                break
             m._backend.lock.release()
-        assert not free, "the short request waited for the long one to finish"
+            time.sleep(0.0005)
+        assert held, "the short request waited for the long one to finish"
         assert short == alone and pieces
         stream.close()
     finally:
