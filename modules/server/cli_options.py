@@ -42,6 +42,15 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs to split the model across (vllm)")
     parser.add_argument(
+        "--dtype",
+        choices=("float32", "float16", "bfloat16", "float64"),
+        default="float32",
+        help="the weights' precision (both engines)",
+    )
+    parser.add_argument(
+        "--device", default="cpu", help="where the transformers engine runs the model: cpu, cuda, cuda:1, mps ..."
+    )
+    parser.add_argument(
         "--torch-threads",
         type=int,
         default=None,
@@ -69,7 +78,7 @@ def apply_torch_threads(args: argparse.Namespace) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The TrainableModule keywords those options give (absent ones, for other subcommands, are left out)."""
-    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache")
+    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache", "dtype", "device")
     options = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if "engine_process" in options and options["engine_process"] is None:
         # The server's own threads would share the decode loop's GIL: batched or serialised, the loop

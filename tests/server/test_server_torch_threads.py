@@ -56,3 +56,16 @@ def test_serve_batches_in_an_engine_process_by_default(argv: tuple[str, ...], ex
 
     options = engine_options(_args(*argv))
     assert {key: options[key] for key in expected} == expected
+
+
+def test_serve_passes_dtype_and_device_to_the_module() -> None:
+    from modules.server.cli_options import engine_options
+
+    options = engine_options(_args("--dtype", "bfloat16", "--device", "cuda:1"))
+    assert options["dtype"] == "bfloat16" and options["device"] == "cuda:1"
+    assert engine_options(_args())["dtype"] == "float32" and engine_options(_args())["device"] == "cpu"
+
+
+def test_serve_refuses_an_unknown_dtype_by_name() -> None:
+    with pytest.raises(SystemExit):
+        _args("--dtype", "int3")
