@@ -108,7 +108,7 @@ def run(
         folders["small"] = small_model(Path(tempfile.gettempdir()) / "prompter-small")
     engines = {
         "transformers": ["--engine", "transformers", "--device", device, "--dtype", dtype],
-        "vllm": ["--engine", "vllm", "--dtype", dtype],
+        "vllm": ["--engine", "vllm", "--dtype", dtype, "--vllm-option", "gpu_memory_utilization=0.5"],
     }
     report: dict[str, Any] = {"dtype": dtype, "new_tokens": new_tokens, "models": {}}
     for name in models:

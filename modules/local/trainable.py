@@ -137,6 +137,10 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         engine: ``"transformers"`` (the default) or ``"vllm"`` (needs vLLM and a CUDA GPU,
             else a typed error at once; see :mod:`modules.local.engines`).
         tensor_parallel_size: GPUs to split the model across (``engine="vllm"`` only).
+        vllm_options: further vLLM engine arguments (``engine="vllm"`` only), e.g.
+            ``{"gpu_memory_utilization": 0.5, "max_num_seqs": 128}``; names vLLM does not
+            know are refused when the engine starts, and the ones prompter sets itself
+            (``model``, ``dtype``, ``tensor_parallel_size`` ...) at once.
         engine_process: run the transformers engine's decode loop in its own process
             (:mod:`modules.local.engines.process`), so it never waits for the GIL of the
             server or of the calling threads. ``None`` (the default) means yes when
@@ -166,6 +170,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         tensor_parallel_size: int = 1,
         engine_process: bool | None = None,
         prefix_cache: bool = True,
+        vllm_options: Mapping[str, Any] | None = None,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -183,6 +188,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if engine_process and engine != "transformers":
             raise ModuleConfigError("engine_process: only the transformers engine runs in an engine process")
         self._backend = _Backend(path=str(path))
+        if vllm_options is not None and engine != "vllm":
+            raise ModuleConfigError("vllm_options: only the vLLM engine reads them; pass engine='vllm'")
+        from modules.local.engines.vllm import check_vllm_options
+
+        self.vllm_options = check_vllm_options(vllm_options)
         check_engine(engine, tensor_parallel_size)
         self.engine, self.tensor_parallel_size = engine, tensor_parallel_size
         self.max_batch_size = max_batch_size
@@ -253,7 +263,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                 from modules.local.engines.vllm import VLLMEngine
 
                 b.model = b.batcher = VLLMEngine.load(
-                    b.path, self._stop_ids, dtype=self.dtype, tensor_parallel_size=self.tensor_parallel_size
+                    b.path,
+                    self._stop_ids,
+                    dtype=self.dtype,
+                    tensor_parallel_size=self.tensor_parallel_size,
+                    options=self.vllm_options,
                 )
                 b.cancel_all.clear()
             if b.model is None and self.engine_process:

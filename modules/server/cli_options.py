@@ -18,7 +18,13 @@ from typing import Any
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["add_engine_options", "apply_torch_threads", "default_torch_threads", "engine_options"]
+__all__ = [
+    "add_engine_options",
+    "apply_torch_threads",
+    "default_torch_threads",
+    "engine_options",
+    "vllm_options",
+]
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +48,13 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs to split the model across (vllm)")
     parser.add_argument(
+        "--vllm-option",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a vLLM engine argument (repeatable; VALUE read as JSON, else as text), e.g. gpu_memory_utilization=0.5",
+    )
+    parser.add_argument(
         "--dtype",
         choices=("float32", "float16", "bfloat16", "float64"),
         default="float32",
@@ -56,6 +69,24 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="PyTorch intra-op threads (default: CPU count - 1, leaving a core to the HTTP server)",
     )
+
+
+def vllm_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as vLLM engine arguments: VALUE read as JSON (0.5, true, 128), else kept as text."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise ModuleConfigError(
+                f"--vllm-option: expected KEY=VALUE, got {pair!r} (e.g. gpu_memory_utilization=0.5)"
+            )
+        try:
+            options[key.strip()] = json.loads(text)
+        except ValueError:
+            options[key.strip()] = text
+    return options
 
 
 def default_torch_threads(cpus: int | None = None) -> int:
@@ -80,6 +111,8 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The TrainableModule keywords those options give (absent ones, for other subcommands, are left out)."""
     names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache", "dtype", "device")
     options = {name: getattr(args, name) for name in names if hasattr(args, name)}
+    if getattr(args, "vllm_option", None):
+        options["vllm_options"] = vllm_options(args.vllm_option)
     if "engine_process" in options and options["engine_process"] is None:
         # The server's own threads would share the decode loop's GIL: batched or serialised, the loop
         # gets its own process (serialised over HTTP, 64 clients kept 33.9 requests/s of 31.3 alone with

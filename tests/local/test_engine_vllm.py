@@ -199,9 +199,7 @@ def test_cancelling_a_vllm_request_aborts_it_in_vllm(module: TrainableModule) ->
     fake = FakeAsyncLLM(_ids(module, "la "), endless=True)
     _on_fake(module, fake)
     cancel = threading.Event()
-    stream = module.generate_stream(
-        module.prepare([{"role": "user", "content": "sing"}], max_new_tokens=1000), cancel
-    )
+    stream = module.generate_stream(module.prepare([{"role": "user", "content": "sing"}], max_new_tokens=1000), cancel)
     next(stream)
     cancel.set()
     rest = list(stream)
@@ -241,3 +239,134 @@ def test_prompter_serve_engine_vllm_without_vllm_says_what_is_missing(
     assert info.value.code != 0
     err = capsys.readouterr().err
     assert "needs vLLM" in err and "pip install 'prompter-kit[vllm]'" in err and "Traceback" not in err
+
+
+# -- VLLMEngine.load, on stand-ins for vLLM's modules ---------------------------------------------------
+
+
+@dataclass
+class _EngineArgs:
+    """Stands in for vllm.engine.arg_utils.AsyncEngineArgs (a dataclass whose fields are vLLM's argument names)."""
+
+    model: str
+    tokenizer: str
+    dtype: str = "auto"
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_num_seqs: int = 256
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """vLLM's modules as stand-ins (the engine, the argument dataclass, the prompt and params classes)."""
+    import enum
+    import sys
+    import types
+
+    started: dict[str, Any] = {}
+
+    class AsyncLLM:
+        @staticmethod
+        def from_engine_args(args: _EngineArgs) -> FakeAsyncLLM:
+            started["args"] = args
+            started["env"] = {k: v for k, v in __import__("os").environ.items() if k.startswith("VLLM_")}
+            started["llm"] = FakeAsyncLLM([7, 8])
+            return started["llm"]
+
+    class RequestOutputKind(enum.Enum):
+        DELTA = 1
+
+    modules = {
+        "vllm": types.SimpleNamespace(SamplingParams=_sampling_params, TokensPrompt=_tokens_prompt),
+        "vllm.engine": types.SimpleNamespace(),
+        "vllm.engine.arg_utils": types.SimpleNamespace(AsyncEngineArgs=_EngineArgs),
+        "vllm.sampling_params": types.SimpleNamespace(RequestOutputKind=RequestOutputKind),
+        "vllm.v1": types.SimpleNamespace(),
+        "vllm.v1.engine": types.SimpleNamespace(),
+        "vllm.v1.engine.async_llm": types.SimpleNamespace(AsyncLLM=AsyncLLM),
+    }
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(vllm_engine, "_has_vllm", lambda: True)
+    monkeypatch.setattr(vllm_engine, "_gpu_count", lambda: 1)
+    for name in ("VLLM_WORKER_MULTIPROC_METHOD", "VLLM_USE_FLASHINFER_SAMPLER"):
+        monkeypatch.delenv(name, raising=False)
+    return started
+
+
+def test_vllm_options_reach_vllm_engine_args(fake_vllm: dict[str, Any], tiny_model_path: Path) -> None:  # noqa: F811
+    options = {"gpu_memory_utilization": 0.25, "max_num_seqs": 32}
+    module = TrainableModule(tiny_model_path, engine="vllm", dtype="bfloat16", vllm_options=options)
+    try:
+        module.start()
+        args = fake_vllm["args"]
+        assert (args.model, args.tokenizer) == (str(tiny_model_path), str(tiny_model_path))
+        assert (args.dtype, args.gpu_memory_utilization, args.max_num_seqs) == ("bfloat16", 0.25, 32)
+        assert options == {"gpu_memory_utilization": 0.25, "max_num_seqs": 32}  # the caller's dict is untouched
+        assert module.generate(module.prepare([{"role": "user", "content": "hi"}])).text
+    finally:
+        module.stop()
+
+
+def test_vllm_starts_its_engine_process_fresh_and_samples_without_flashinfer(
+    fake_vllm: dict[str, Any],
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    # On a GPU machine: a forked engine process cannot use CUDA this process touched, and vLLM's
+    # sampler imports FlashInfer unless told otherwise (both stopped vLLM 0.25.1 from starting).
+    module = TrainableModule(tiny_model_path, engine="vllm")
+    try:
+        module.start()
+    finally:
+        module.stop()
+    assert fake_vllm["env"]["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"
+    assert fake_vllm["env"]["VLLM_USE_FLASHINFER_SAMPLER"] == "0"  # FlashInfer is not installed here
+
+
+def test_vllm_start_defaults_never_override_the_users_environment(
+    fake_vllm: dict[str, Any],
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("VLLM_WORKER_MULTIPROC_METHOD", "fork")
+    module = TrainableModule(tiny_model_path, engine="vllm")
+    try:
+        module.start()
+    finally:
+        module.stop()
+    assert fake_vllm["env"]["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
+
+
+def test_an_option_vllm_does_not_know_is_refused_by_name(
+    fake_vllm: dict[str, Any],
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    module = TrainableModule(tiny_model_path, engine="vllm", vllm_options={"gpu_memory_utilisation": 0.5})
+    with pytest.raises(ModuleConfigError, match="gpu_memory_utilisation"):
+        module.start()
+    assert "args" not in fake_vllm  # refused before vLLM was started
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"dtype": "float16"}, "TrainableModule\\(dtype"),
+        ({"model": "/elsewhere"}, "'model'"),
+        ({"tensor_parallel_size": 2}, "TrainableModule\\(tensor_parallel_size"),
+        ({1: 2}, "keys are"),
+        (["gpu_memory_utilization"], "expected a dict"),
+    ],
+)
+def test_options_prompter_sets_itself_are_refused_at_once(
+    fake_vllm: dict[str, Any],
+    tiny_model_path: Path,  # noqa: F811
+    options: Any,
+    named: str,
+) -> None:
+    with pytest.raises(ModuleConfigError, match=named):
+        TrainableModule(tiny_model_path, engine="vllm", vllm_options=options)
+
+
+def test_vllm_options_without_the_vllm_engine_are_refused(tiny_model_path: Path) -> None:  # noqa: F811
+    with pytest.raises(ModuleConfigError, match="engine='vllm'"):
+        TrainableModule(tiny_model_path, vllm_options={"max_num_seqs": 8})

@@ -69,3 +69,21 @@ def test_serve_passes_dtype_and_device_to_the_module() -> None:
 def test_serve_refuses_an_unknown_dtype_by_name() -> None:
     with pytest.raises(SystemExit):
         _args("--dtype", "int3")
+
+
+def test_vllm_options_from_the_command_line_are_typed_json_values() -> None:
+    from modules.server.cli_options import engine_options
+
+    args = _args(
+        "--engine", "vllm", "--vllm-option", "gpu_memory_utilization=0.25", "--vllm-option", "enforce_eager=true"
+    )
+    assert engine_options(args)["vllm_options"] == {"gpu_memory_utilization": 0.25, "enforce_eager": True}
+    assert engine_options(_args("--vllm-option", "kv_cache_dtype=fp8"))["vllm_options"] == {"kv_cache_dtype": "fp8"}
+    assert "vllm_options" not in engine_options(_args())
+
+
+def test_a_vllm_option_without_a_value_is_refused_by_name() -> None:
+    from modules.server.cli_options import engine_options
+
+    with pytest.raises(ModuleConfigError, match="--vllm-option"):
+        engine_options(_args("--vllm-option", "enforce_eager"))

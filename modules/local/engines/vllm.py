@@ -19,23 +19,38 @@ and lets each caller block on its own request. Per request:
 
 Facts about vLLM's API come from its documentation and source (``vllm.AsyncLLM``
 / ``vllm.v1.engine.async_llm.AsyncLLM``, ``AsyncEngineArgs``, ``SamplingParams``,
-``TokensPrompt``, ``RequestOutputKind``); this file has run only against the
-fake engine of ``tests/local/test_engine_vllm.py``, never on a GPU.
+``TokensPrompt``, ``RequestOutputKind``). On an H200 with vLLM 0.25.1 (2026-11-27)
+the engine process started only once ``load`` set two defaults (below: a spawned
+engine process, and PyTorch's sampler where FlashInfer is not installed); the
+tiny float32 model then failed vLLM's own CUDA-graph capture (FlexAttention
+asked for 16 GiB with 90% of the GPU given to the KV cache), which
+``vllm_options`` (``gpu_memory_utilization``) is there for. The tests of
+``tests/local/test_engine_vllm_gpu.py`` have not passed on a GPU yet.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import itertools
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from modules.errors import MissingExtraError, ServerStoppedError
+from modules.errors import MissingExtraError, ModuleConfigError, ServerStoppedError
 from modules.local.engines import EngineUnavailableError
 
-__all__ = ["VLLMEngine", "check_vllm", "sampling_params_for"]
+__all__ = ["RESERVED_OPTIONS", "VLLMEngine", "check_vllm", "check_vllm_options", "sampling_params_for"]
+
+RESERVED_OPTIONS = {
+    "model": "the model folder is TrainableModule's path",
+    "tokenizer": "the tokenizer is read from the model folder",
+    "dtype": "pass TrainableModule(dtype=...)",
+    "tensor_parallel_size": "pass TrainableModule(tensor_parallel_size=...)",
+}
+"""vLLM engine arguments prompter sets itself, with where each comes from instead."""
 
 
 def _gpu_count() -> int:
@@ -85,6 +100,37 @@ def sampling_params_for(job: Any, stop_ids: list[int], sampling_params: Any, out
     )
 
 
+def check_vllm_options(options: Any) -> dict[str, Any]:
+    """A copy of *options* (vLLM ``AsyncEngineArgs`` keywords) or a typed error naming the bad key.
+
+    Which keys vLLM knows is checked when the engine starts (vLLM is imported then);
+    here: a mapping of string keys, none of the arguments prompter sets itself.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ModuleConfigError(f"vllm_options: expected a dict of vLLM engine arguments, got {type(options).__name__}")
+    for key in options:
+        if not isinstance(key, str):
+            raise ModuleConfigError(f"vllm_options: keys are vLLM engine argument names (str), got {key!r}")
+        if key in RESERVED_OPTIONS:
+            raise ModuleConfigError(f"vllm_options: {key!r} is set by prompter: {RESERVED_OPTIONS[key]}")
+    return dict(options)
+
+
+def _known_options(engine_args: Any, options: dict[str, Any]) -> None:
+    """Refuse a key vLLM's ``AsyncEngineArgs`` (a dataclass) has no field for, naming it."""
+    if not dataclasses.is_dataclass(engine_args):
+        return
+    fields = {f.name for f in dataclasses.fields(engine_args)}
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        raise ModuleConfigError(
+            f"vllm_options: vLLM's AsyncEngineArgs has no argument {', '.join(map(repr, unknown))}; "
+            "see `vllm serve --help` for the names (with _ for -), e.g. gpu_memory_utilization, max_num_seqs"
+        )
+
+
 class VLLMEngine:
     """An engine over a vLLM ``AsyncLLM`` (or any object with its ``generate`` / ``abort`` / ``shutdown``).
 
@@ -118,17 +164,37 @@ class VLLMEngine:
 
     @classmethod
     def load(
-        cls, path: str, stop_ids: Callable[[], list[int]], *, dtype: str = "auto", tensor_parallel_size: int = 1
+        cls,
+        path: str,
+        stop_ids: Callable[[], list[int]],
+        *,
+        dtype: str = "auto",
+        tensor_parallel_size: int = 1,
+        options: Mapping[str, Any] | None = None,
     ) -> VLLMEngine:
-        """Start vLLM on the model folder *path* (weights and tokenizer read from it, nothing downloaded)."""
+        """Start vLLM on the model folder *path* (weights and tokenizer read from it, nothing downloaded).
+
+        *options* are further ``AsyncEngineArgs`` keywords (``gpu_memory_utilization``,
+        ``max_num_seqs``, ``enforce_eager`` ...), checked against vLLM's own names.
+        """
+        extra = check_vllm_options(options)
         check_vllm(tensor_parallel_size)
+        # vLLM forks its engine process unless told otherwise, and a fork cannot use CUDA once this
+        # process has touched it (the GPU count above, a reference model): start it fresh instead.
+        os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
+        if importlib.util.find_spec("flashinfer") is None:
+            # vLLM's sampler imports FlashInfer unless told not to use it; without it, PyTorch's sampling.
+            os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
         from transformers import GenerationConfig
         from vllm import SamplingParams, TokensPrompt  # type: ignore[import-not-found,unused-ignore]
         from vllm.engine.arg_utils import AsyncEngineArgs  # type: ignore[import-not-found,unused-ignore]
         from vllm.sampling_params import RequestOutputKind  # type: ignore[import-not-found,unused-ignore]
         from vllm.v1.engine.async_llm import AsyncLLM  # type: ignore[import-not-found,unused-ignore]
 
-        args = AsyncEngineArgs(model=path, tokenizer=path, dtype=dtype, tensor_parallel_size=tensor_parallel_size)
+        _known_options(AsyncEngineArgs, extra)
+        args = AsyncEngineArgs(
+            model=path, tokenizer=path, dtype=dtype, tensor_parallel_size=tensor_parallel_size, **extra
+        )
         llm = AsyncLLM.from_engine_args(args)
         try:
             generation_config = GenerationConfig.from_pretrained(path, local_files_only=True)
