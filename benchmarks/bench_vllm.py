@@ -43,27 +43,16 @@ from bench_server import _throughput  # noqa: E402
 def small_model(path: Path) -> Path:
     """A randomly initialised qwen2 of about 150M parameters, with the tiny model's tokenizer."""
     import torch
-    from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config
+    from transformers import AutoModelForCausalLM, GenerationConfig
 
-    from modules.local.tiny_model import build_tiny_tokenizer
+    from modules.local.tiny_model import DEFAULT_FAMILY, _model_config, build_tiny_tokenizer
 
     if (path / "config.json").is_file():
         return path
     tokenizer = build_tiny_tokenizer()
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=1024,
-        intermediate_size=2816,
-        num_hidden_layers=12,
-        num_attention_heads=16,
-        num_key_value_heads=8,
-        max_position_embeddings=2048,
-        tie_word_embeddings=True,
-        initializer_range=0.05,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-    )
+    widths = {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 12}
+    heads = {"num_attention_heads": 16, "num_key_value_heads": 8, "initializer_range": 0.05}
+    config = _model_config(DEFAULT_FAMILY, tokenizer, **widths, **heads)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.generation_config = GenerationConfig(

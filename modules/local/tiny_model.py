@@ -193,7 +193,8 @@ def build_tiny_tokenizer(family: str = DEFAULT_FAMILY, vocab_size: int = _VOCAB_
     return tokenizer
 
 
-def _model_config(family: str, tokenizer: Any) -> Any:
+def _model_config(family: str, tokenizer: Any, **sizes: Any) -> Any:
+    """The tiny configuration for *family* (*sizes* override its widths and depths, for larger test models)."""
     from transformers import LlamaConfig, Qwen2Config
 
     common = dict(
@@ -212,6 +213,7 @@ def _model_config(family: str, tokenizer: Any) -> Any:
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
     )
+    common.update(sizes)
     if family.startswith("qwen"):
         return Qwen2Config(**common)
     return LlamaConfig(**common)
