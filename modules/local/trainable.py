@@ -60,7 +60,7 @@ from modules.errors import (
     ModuleConfigError,
 )
 from modules.local.batching import PREFIX_TOKENS, Batcher, ended_future, new_job
-from modules.local.engines import check_engine
+from modules.local.engines import check_device, check_device_available, check_engine
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import (
@@ -178,6 +178,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModuleConfigError(f"max_batch_size: expected an int >= 1, got {max_batch_size!r}")
         if dtype not in ("float32", "float16", "bfloat16", "float64"):
             raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
+        check_device(device)
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):
             raise ModuleConfigError(f"max_context: expected an int >= 2, got {max_context!r}")
         if type(prefix_cache) is not bool:
@@ -255,6 +256,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             _check_server_options(create_app, server_options)
             app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
         was_loaded = b.model is not None
+        if not was_loaded and self.engine == "transformers":
+            check_device_available(self.device)  # before an engine process or a load fails on it less clearly
         try:
             if not was_loaded and self.engine_process:
                 b.batcher.spawn()  # it imports torch and transformers while this process loads

@@ -22,11 +22,19 @@ without a thread per request.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["ENGINES", "Engine", "EngineUnavailableError", "check_engine"]
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "EngineUnavailableError",
+    "check_device",
+    "check_device_available",
+    "check_engine",
+]
 
 ENGINES = ("transformers", "vllm")
 
@@ -64,3 +72,30 @@ def check_engine(engine: Any, tensor_parallel_size: Any = 1) -> None:
     from modules.local.engines.vllm import check_vllm
 
     check_vllm(tensor_parallel_size)
+
+
+_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|npu|hpu|meta)(:\d+)?")
+
+
+def check_device(device: Any) -> None:
+    """Refuse a *device* string torch would not take, naming the ones it does (checked before loading)."""
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise ModuleConfigError(f"device: expected 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu', got {device!r}")
+
+
+def check_device_available(device: str) -> None:
+    """Raise :class:`EngineUnavailableError` when *device* names an accelerator this torch cannot see."""
+    import torch
+
+    kind = device.split(":", 1)[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise EngineUnavailableError(
+            f"device={device!r}: no CUDA GPU is visible (torch.cuda.is_available() is False: no GPU, no driver, "
+            "or a CPU build of torch); use device='cpu', or install the CUDA build of torch on a GPU machine"
+        )
+    if kind == "cuda" and ":" in device and int(device.split(":", 1)[1]) >= torch.cuda.device_count():
+        raise EngineUnavailableError(
+            f"device={device!r}: only {torch.cuda.device_count()} CUDA GPU(s) are visible (numbered from 0)"
+        )
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise EngineUnavailableError(f"device={device!r}: Apple's MPS is not available here; use device='cpu'")
