@@ -35,9 +35,9 @@ def vllm_module(tiny_model_path: Path) -> Iterator[Any]:  # noqa: F811
     """One started vLLM engine on the tiny model (float32, as the transformers reference), served too."""
     from modules.local.trainable import TrainableModule
 
-    # A quarter of the GPU for the KV cache: at vLLM's default 90%, a 2-layer model gets so many blocks
-    # that FlexAttention's CUDA-graph capture (float32) asked for 16 GiB more and failed (H200, vLLM 0.25.1).
-    options = {"gpu_memory_utilization": 0.25}
+    # A tenth of the GPU: at vLLM's default 90%, a 2-layer model gets so many KV-cache blocks that
+    # FlexAttention's CUDA-graph capture (float32) asked for 16 GiB more and failed (H200, vLLM 0.25.1).
+    options = {"gpu_memory_utilization": 0.1}
     module = TrainableModule(tiny_model_path, name="tiny", engine="vllm", max_new_tokens=24, vllm_options=options)
     module.start(serve=True)
     yield module
