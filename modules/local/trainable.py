@@ -60,7 +60,7 @@ from modules.errors import (
     ModuleConfigError,
 )
 from modules.local.batching import PREFIX_TOKENS, Batcher, ended_future, new_job
-from modules.local.engines import check_device, check_device_available, check_engine
+from modules.local.engines import DTYPES, check_device, check_device_available, check_engine
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import (
@@ -176,7 +176,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
         if not isinstance(max_batch_size, int) or max_batch_size < 1:
             raise ModuleConfigError(f"max_batch_size: expected an int >= 1, got {max_batch_size!r}")
-        if dtype not in ("float32", "float16", "bfloat16", "float64"):
+        if dtype not in DTYPES:
             raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
         check_device(device)
         if max_context is not None and (not isinstance(max_context, int) or max_context < 2):

@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from modules.errors import ModuleConfigError
+from modules.local.engines import DTYPES
 
 __all__ = [
     "add_engine_options",
@@ -56,7 +57,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dtype",
-        choices=("float32", "float16", "bfloat16", "float64"),
+        choices=DTYPES,
         default="float32",
         help="the weights' precision (both engines)",
     )

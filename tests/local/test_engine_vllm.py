@@ -294,6 +294,14 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return started
 
 
+def _start_and_stop(module: TrainableModule) -> None:
+    """Start *module* on the stand-in vLLM (which records what it was started with), then stop it."""
+    try:
+        module.start()
+    finally:
+        module.stop()
+
+
 def test_vllm_options_reach_vllm_engine_args(fake_vllm: dict[str, Any], tiny_model_path: Path) -> None:  # noqa: F811
     options = {"gpu_memory_utilization": 0.25, "max_num_seqs": 32}
     module = TrainableModule(tiny_model_path, engine="vllm", dtype="bfloat16", vllm_options=options)
@@ -314,11 +322,7 @@ def test_vllm_starts_its_engine_process_fresh_and_samples_without_flashinfer(
 ) -> None:
     # On a GPU machine: a forked engine process cannot use CUDA this process touched, and vLLM's
     # sampler imports FlashInfer unless told otherwise (both stopped vLLM 0.25.1 from starting).
-    module = TrainableModule(tiny_model_path, engine="vllm")
-    try:
-        module.start()
-    finally:
-        module.stop()
+    _start_and_stop(TrainableModule(tiny_model_path, engine="vllm"))
     assert fake_vllm["env"]["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"
     assert fake_vllm["env"]["VLLM_USE_FLASHINFER_SAMPLER"] == "0"  # FlashInfer is not installed here
 
@@ -329,11 +333,7 @@ def test_vllm_start_defaults_never_override_the_users_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("VLLM_WORKER_MULTIPROC_METHOD", "fork")
-    module = TrainableModule(tiny_model_path, engine="vllm")
-    try:
-        module.start()
-    finally:
-        module.stop()
+    _start_and_stop(TrainableModule(tiny_model_path, engine="vllm"))
     assert fake_vllm["env"]["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
 
 

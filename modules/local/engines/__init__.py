@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from modules.errors import ModuleConfigError
 
 __all__ = [
+    "DTYPES",
     "ENGINES",
     "Engine",
     "EngineUnavailableError",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 ENGINES = ("transformers", "vllm")
+DTYPES = ("float32", "float16", "bfloat16", "float64")
+"""The weights' precisions a module takes (``dtype``, ``prompter serve --dtype``)."""
 
 
 class EngineUnavailableError(ModuleConfigError, RuntimeError):
