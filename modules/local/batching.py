@@ -150,7 +150,8 @@ class Batcher:
         self.closing = False
         self.step_count = 0
         self.rows: Slots | Rows | None = None
-        self.after_step: Callable[[], None] | None = None  # called after each step (the engine process flushes)
+        # called in the loop's thread after each pass (the engine process sends what the pass produced)
+        self.after_step: Callable[[], None] | None = None
 
     def _prefix_cache(self) -> PrefixCache | None:
         return PrefixCache(self.prefix_tokens) if self.prefix_tokens else None
@@ -209,6 +210,8 @@ class Batcher:
             except BaseException as exc:  # noqa: BLE001 - every caller in the loop gets it
                 self._fail([*self.running, *joining], exc)
                 self.running, self.rows = [], None
+            if self.after_step is not None:  # after every pass, whether it stepped, ended jobs or failed
+                self.after_step()
 
     def _take_joiners(self) -> list[Job]:
         if any(j.cancelled() for j in self.queue):  # a waiting request cancelled: free its caller now
@@ -253,8 +256,6 @@ class Batcher:
             self.step_count += 1
             self._advance(logits)
             self._step_aside()
-        if self.after_step is not None:
-            self.after_step()
 
     def _admit(self, joining: list[Job]) -> None:
         """Restore jobs that stepped aside; prefill new ones (together) and pick their first token."""
@@ -270,8 +271,7 @@ class Batcher:
             first = self.rows.count
             logits = self.rows.prefill([list(j.request.input_ids) for j in new])
             self._enter(new)
-            tokens = next_tokens(logits, [(j.request.options, j.generator) for j in new])
-            self._emit(new, tokens, first)
+            self._emit(new, next_tokens(logits, _sampled(new)), first)
 
     def _enter(self, new: list[Job]) -> None:
         """*new* jobs have just been given the last rows: they run from now on."""
@@ -282,27 +282,32 @@ class Batcher:
         self.running += new
 
     def _advance(self, logits: Any) -> None:
-        tokens = next_tokens(logits, [(j.request.options, j.generator) for j in self.running])
-        self._emit(list(self.running), tokens, 0)
+        self._emit(self.running, next_tokens(logits, _sampled(self.running)), 0)
 
     def _emit(self, jobs: list[Job], tokens: list[int], first: int) -> None:
-        """Give each of *jobs* (rows ``first``...) its new token; finished rows leave the batch."""
+        """Give each of *jobs* (rows ``first``...) its new token; finished rows leave the batch.
+
+        Runs for every row at every step: the common case (a greedy row, no streamer, no stop
+        strings, not at its end) costs a few attribute reads and no allocation.
+        """
         assert self.rows is not None  # noqa: S101 - set by _iterate
         stop_ids = set(self.module._stop_ids())
         self.rows.set_next(first, tokens)
         ended: set[int] = set()
         for job, token in zip(jobs, tokens, strict=True):
-            job.tokens.append(token)
+            sequence = job.tokens
+            sequence.append(token)
             job.steps += 1
-            for sink in (job.streamer, job.watch):
-                if sink is not None:
-                    sink.put(_tensor([token]))
+            if job.streamer is not None:
+                job.streamer.put(_tensor([token]))
+            if job.watch is not None:
+                job.watch.put(_tensor([token]))
             if token in stop_ids:
-                self._finish(job, job.tokens[:-1], "stop")
-            elif len(job.tokens) >= job.request.options.max_new_tokens:
-                self._finish(job, job.tokens, "length")
+                self._finish(job, sequence[:-1], "stop")
+            elif len(sequence) >= job.request.options.max_new_tokens:
+                self._finish(job, sequence, "length")
             elif job.cancelled():
-                self._finish(job, job.tokens, "cancelled")
+                self._finish(job, sequence, "cancelled")
             else:
                 continue
             ended.add(id(job))
@@ -364,6 +369,11 @@ class Batcher:
                 job.done.set()
                 if job.on_end is not None:
                     job.on_end(job)
+
+
+def _sampled(jobs: list[Job]) -> list[tuple[int, Any, Any]]:
+    """The rows of *jobs* that draw their token (temperature > 0): index, options, generator."""
+    return [(i, j.request.options, j.generator) for i, j in enumerate(jobs) if j.request.options.temperature]
 
 
 def _tensor(rows: list[Any]) -> Any:

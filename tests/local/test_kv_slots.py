@@ -133,3 +133,22 @@ def test_removing_every_row_then_joining_again_starts_clean(model: Any) -> None:
         logits = slots.prefill([[300]])
     expected = _alone(model, [300], 0)[1][0]
     assert _close(logits[0], expected)
+
+
+def test_a_wider_batch_does_not_lengthen_every_rows_buffer(model: Any) -> None:
+    """Rows arriving a few at a time grow the buffers' rows, not their length.
+
+    Growing both together on every widening gave a batch of short prompts buffers
+    ten times longer than any row (128 columns became 972 after five widenings), so
+    each step's attention walked rows far apart in memory.
+    """
+    import torch
+
+    slots = Slots(model, packed=False)
+    with torch.inference_mode():
+        for i in range(40):  # one row at a time: the rows' capacity grows 8, 12, 18, 27, 40
+            slots.prefill([[5 + i % 7, 6, 7, 8]])
+            slots.step()
+    rows, length = slots.keys[0].shape[0], slots.keys[0].shape[2]
+    assert rows >= 40
+    assert length == 128, f"40 rows of at most {max(slots.lengths)} tokens got buffers {length} columns long"

@@ -70,8 +70,9 @@ class Slots:
         have_len = self.keys[0].shape[2] if self.keys else 0
         if rows <= have_rows and length <= have_len:
             return
-        new_rows = max(rows, have_rows + have_rows // 2, _MIN_ROWS)
-        new_len = max(length, have_len + have_len // 2, _MIN_LENGTH)
+        # each dimension grows only when it is short: a wider batch must not lengthen every row's buffer
+        new_rows = have_rows if rows <= have_rows else max(rows, have_rows + have_rows // 2, _MIN_ROWS)
+        new_len = have_len if length <= have_len else max(length, have_len + have_len // 2, _MIN_LENGTH)
         device = like[0][0].device
         keys, values = [], []
         for layer, (k, v) in enumerate(like):

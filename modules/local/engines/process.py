@@ -220,24 +220,8 @@ class ProcessEngine:
                 message = conn.recv()
             except (EOFError, OSError):
                 break
-            kind = message[0]
-            if kind == "tokens":
-                import torch
-
-                for jid, token in message[1]:
-                    job = self.jobs.get(jid)
-                    if job is not None and job.streamer is not None:
-                        job.streamer.put(torch.tensor([token]))
-            elif kind in ("done", "error"):
-                job = self.jobs.pop(message[1], None)
-                self.cancelled.discard(message[1])
-                if job is None:
-                    continue
-                if kind == "done":
-                    job.outcome = (list(message[2]), message[3])
-                else:
-                    job.error = _error(message[2], message[3])
-                _end(job)
+            if message[0] == "step":
+                self._take_step(message[1], message[2])
         if not self.closing.is_set():
             process = self.process
             code = process.wait(5) if process is not None else None
@@ -246,6 +230,26 @@ class ProcessEngine:
             )
             self._fail_all(self.gone)
             threading.Thread(target=self._restart, name="prompter-engine-restart", daemon=True).start()
+
+    def _take_step(self, tokens: list[tuple[int, int]], ends: list[tuple[Any, ...]]) -> None:
+        """One pass of the engine's loop: stream its tokens, then end the jobs it ended."""
+        if tokens:
+            import torch
+
+            for jid, token in tokens:
+                job = self.jobs.get(jid)
+                if job is not None and job.streamer is not None:
+                    job.streamer.put(torch.tensor([token]))
+        for kind, jid, *rest in ends:
+            job = self.jobs.pop(jid, None)
+            self.cancelled.discard(jid)
+            if job is None:
+                continue
+            if kind == "done":
+                job.outcome = (list(rest[0]), rest[1])
+            else:
+                job.error = _error(rest[0], rest[1])
+            _end(job)
 
     def _restart(self) -> None:
         """Start a new engine process after one died (its requests failed; the next ones run here)."""

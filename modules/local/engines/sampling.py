@@ -28,13 +28,13 @@ def generator_for(options: GenerationOptions) -> Any:
     return gen
 
 
-def next_tokens(logits: Any, rows: list[tuple[GenerationOptions, Any]]) -> list[int]:
-    """The next token of each row of *logits* ``[rows, vocab]``; *rows* gives each row's options and generator."""
-    chosen = logits.argmax(dim=-1).tolist()
-    for i, (options, gen) in enumerate(rows):
-        if options.temperature:
-            chosen[i] = _sample(logits[i], options, gen)
-    return [int(t) for t in chosen]
+def next_tokens(logits: Any, sampled: list[tuple[int, GenerationOptions, Any]]) -> list[int]:
+    """The next token of each row of *logits* ``[rows, vocab]``: ``argmax``, except the rows *sampled* lists
+    (each as its row index, its options and its generator), which draw theirs."""
+    chosen: list[int] = logits.argmax(dim=-1).tolist()
+    for i, options, gen in sampled:
+        chosen[i] = _sample(logits[i], options, gen)
+    return chosen
 
 
 def _sample(logits: Any, options: GenerationOptions, gen: Any) -> int:

@@ -18,9 +18,12 @@ when an application has its own ``modules``: a pickled class of ours would not l
 * parent to engine: the :class:`EngineConfig` as a dict first, then
   ``("run", jid, input_ids, options as a dict, stop_strings, streamed)``,
   ``("cancel", jid)``, ``("stop",)``;
-* engine to parent: ``("ready",)`` or ``("failed", message)`` once, then
-  ``("tokens", [(jid, token), ...])`` after each step (streamed jobs only),
-  ``("done", jid, ids, finish)`` and ``("error", jid, type name, message)``.
+* engine to parent: ``("ready",)`` or ``("failed", message)`` once, then after each pass
+  of the loop that produced something, one ``("step", tokens, ends)``: ``tokens`` is
+  ``[(jid, token), ...]`` (streamed jobs only), ``ends`` lists ``("done", jid, ids, finish)``
+  and ``("error", jid, type name, message)`` (after the tokens: a job's last tokens come first).
+  One message per pass, not one per ended job: at 64 rows a pass often ends several jobs, and
+  each message costs a write on the engine's side and a read on the parent's.
 """
 
 from __future__ import annotations
@@ -75,22 +78,25 @@ class _Engine:
 
 
 class _Outbox:
-    """Sends to the parent from any thread; tokens of streamed jobs wait for the end of the step."""
+    """What one pass of the loop produced (streamed tokens, ended jobs), sent to the parent at its end."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.lock = threading.Lock()
         self.tokens: list[tuple[int, int]] = []
-
-    def send(self, message: tuple[Any, ...]) -> None:
-        with self.lock:
-            self.conn.send(message)
+        self.ends: list[tuple[Any, ...]] = []
 
     def flush(self) -> None:
+        """Send the pass's tokens and endings as one message (called by the loop after each pass)."""
         with self.lock:
-            if self.tokens:
-                tokens, self.tokens = self.tokens, []
-                self.conn.send(("tokens", tokens))
+            if not (self.tokens or self.ends):
+                return
+            message = ("step", self.tokens, self.ends)
+            self.tokens, self.ends = [], []
+            try:
+                self.conn.send(message)
+            except (OSError, ValueError):  # the parent is gone: the reading loop sees it and stops us
+                pass
 
 
 class _Streamed:
@@ -138,26 +144,52 @@ def main(conn: Any) -> None:
     _serve(conn, config, _Backend(model, tokenizer))
 
 
-def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
-    from modules.local.batching import Batcher, Job
-    from modules.local.streaming import StopWatch
+class _Session:
+    """The engine's side of the parent's connection: the loop, its outbox and the jobs by the parent's ids."""
 
-    outbox = _Outbox(conn)
-    engine = _Engine(backend, list(config.stop_ids))
-    batcher = Batcher(engine, config.max_batch, prefix_tokens=config.prefix_tokens)
-    batcher.after_step = outbox.flush
-    jobs: dict[int, Job] = {}
+    def __init__(self, conn: Any, config: EngineConfig, backend: _Backend) -> None:
+        from modules.local.batching import Batcher, Job
 
-    def ended(jid: int, job: Job) -> None:
-        jobs.pop(jid, None)
-        outbox.flush()  # its last tokens go before its end
+        self.backend = backend
+        self.outbox = _Outbox(conn)
+        self.engine = _Engine(backend, list(config.stop_ids))
+        self.batcher = Batcher(self.engine, config.max_batch, prefix_tokens=config.prefix_tokens)
+        self.batcher.after_step = self.outbox.flush
+        self.jobs: dict[int, Job] = {}
+
+    def run(
+        self, jid: int, input_ids: list[int], options: dict[str, Any], stops: tuple[str, ...], streamed: bool
+    ) -> None:
+        """Queue the parent's job *jid* (a ``("run", ...)`` message)."""
+        from modules.local.batching import Job
+        from modules.local.streaming import StopWatch
+
+        request = _request(input_ids, GenerationOptions(**options))
+        job = Job(request, threading.Event(), _Streamed(jid, self.outbox) if streamed else None)
+        if stops and not streamed:
+            job.watch = StopWatch(self.backend.tokenizer, stops, set(self.engine.stop_ids))
+        job.on_end = lambda job, jid=jid: self.ended(jid, job)
+        self.jobs[jid] = job
+        self.batcher.submit(job)
+
+    def cancel(self, jid: int) -> None:
+        target = self.jobs.get(jid)
+        if target is not None and target.cancel is not None:
+            target.cancel.set()
+
+    def ended(self, jid: int, job: Any) -> None:
+        """*job* ended (in the loop's thread, which flushes the outbox after the pass)."""
+        self.jobs.pop(jid, None)
         if job.error is not None:
-            outbox.send(("error", jid, type(job.error).__name__, str(job.error)))
+            self.outbox.ends.append(("error", jid, type(job.error).__name__, str(job.error)))
         else:
             assert job.outcome is not None  # noqa: S101 - set together with done
-            outbox.send(("done", jid, job.outcome[0], job.outcome[1]))
+            self.outbox.ends.append(("done", jid, job.outcome[0], job.outcome[1]))
 
-    batcher.reopen()
+
+def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
+    session = _Session(conn, config, backend)
+    session.batcher.reopen()
     # Everything loaded so far lives as long as the process: keep it out of the collector's full
     # passes, which otherwise stop every row for as long as they take to walk torch and transformers.
     gc.freeze()
@@ -170,23 +202,14 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
                 break
             kind = message[0]
             if kind == "run":
-                _, jid, input_ids, options, stops, streamed = message
-                request = _request(input_ids, GenerationOptions(**options))
-                job = Job(request, threading.Event(), _Streamed(jid, outbox) if streamed else None)
-                if stops and not streamed:
-                    job.watch = StopWatch(backend.tokenizer, stops, set(engine.stop_ids))
-                job.on_end = lambda job, jid=jid: ended(jid, job)
-                jobs[jid] = job
-                batcher.submit(job)
+                session.run(*message[1:])
             elif kind == "cancel":
-                target = jobs.get(message[1])
-                if target is not None and target.cancel is not None:
-                    target.cancel.set()
+                session.cancel(message[1])
             elif kind == "stop":
                 break
     finally:
         backend.cancel_all.set()
-        batcher.stop()
+        session.batcher.stop()
 
 
 def _request(input_ids: list[int], options: GenerationOptions) -> LocalRequest:
