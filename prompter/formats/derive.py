@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -76,51 +76,84 @@ class Layout:
     avoid: tuple[str, ...]
     """Substrings that send a conversation to the template (the template branches on them)."""
 
+    glue: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The strings :meth:`render` writes between contents, each made once: what opens the prompt
+    (with a system message, without), what follows a system, user or assistant text, and what
+    closes the prompt after a user or an assistant text (without, with the generation prompt)."""
+
+    checks: int = field(init=False, repr=False, compare=False)
+    """What :meth:`render` does to each content: 0 nothing, 1 strip it, 2 :meth:`_usable` (which strips
+    too, where asked)."""
+
+    def __post_init__(self) -> None:
+        end_user, end_assistant = self.eoh, self.eoa
+        glue = (
+            self.bos + self.sos,
+            self.bos + (self.default_block or "") + self.soh,
+            self.eos + self.soh,
+            end_user + self.soa,
+            end_assistant + self.soh,
+            end_user,
+            end_user + self.generation_prompt,
+            end_assistant,
+            end_assistant + self.generation_prompt,
+        )
+        object.__setattr__(self, "glue", glue)
+        object.__setattr__(self, "checks", 2 if self.nonempty or self.avoid else 1 if self.strip else 0)
+
     def render(self, messages: Sequence[Any], add_generation_prompt: bool) -> str | None:
-        """The prompt by concatenation, or None when ``messages`` is outside what was verified."""
-        if self.strip or self.nonempty or self.avoid:
-            pieces = self.pieces(messages, add_generation_prompt)
-            return None if pieces is None else "".join(pieces)
-        # the common case, without preconditions on content: one tight loop
+        """The prompt by concatenation, or None when ``messages`` is outside what was verified.
+
+        The text is ``bos + sos + system + eos + soh + user + eoh + soa + assistant + eoa + soh ...``;
+        the strings between two contents are joined once (:attr:`glue`), so each message costs
+        two appends: its content and what follows it.
+        """
         if type(messages) is not list or not messages:
             return None
-        parts = [self.bos]
-        append = parts.append
+        (open_system, open_plain, after_system, after_user, after_assistant,
+         close_user, close_user_prompt, close_assistant, close_assistant_prompt) = self.glue
+        checks = self.checks
         first = messages[0]
         rest = messages
         if type(first) is dict and first.get("role") == "system":
             content = first.get("content")
             if not self.system_ok or type(content) is not str or len(first) != 2 or len(messages) < 2:
                 return None
-            append(self.sos)
-            append(content)
-            append(self.eos)
+            if checks:
+                content = self._usable(content)
+                if content is None:
+                    return None
+            parts = [open_system, content, after_system]
             rest = messages[1:]
-        elif self.default_block is not None:
-            append(self.default_block)
-        soh, eoh, soa, eoa = self.soh, self.eoh, self.soa, self.eoa
+        else:
+            parts = [open_plain]
         user = True
-        for message in rest:
-            if type(message) is not dict or len(message) != 2:
-                return None
-            content = message.get("content")
-            if type(content) is not str:
-                return None
-            if user:
-                if message.get("role") != "user":
+        try:
+            for message in rest:
+                if type(message) is not dict or len(message) != 2:
                     return None
-                append(soh)
-                append(content)
-                append(eoh)
-            else:
-                if message.get("role") != "assistant":
+                content = message["content"]
+                if type(content) is not str:
                     return None
-                append(soa)
-                append(content)
-                append(eoa)
-            user = not user
-        if add_generation_prompt:
-            append(self.generation_prompt)
+                if message["role"] != ("user" if user else "assistant"):
+                    return None
+                if checks:
+                    if checks == 1:
+                        content = content.strip()
+                    else:
+                        content = self._usable(content)
+                        if content is None:
+                            return None
+                parts.append(content)
+                parts.append(after_user if user else after_assistant)
+                user = not user
+        except KeyError:  # no role or no content: not a message these strings render
+            return None
+        # what follows the last text closes the prompt instead
+        if user:  # the last text was an assistant's
+            parts[-1] = close_assistant_prompt if add_generation_prompt else close_assistant
+        else:
+            parts[-1] = close_user_prompt if add_generation_prompt else close_user
         return "".join(parts)
 
     def render_messages(self, messages: Sequence[Any], add_generation_prompt: bool) -> str | None:

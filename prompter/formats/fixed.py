@@ -15,7 +15,6 @@ template rejects, the sandboxed template, and content spans.
 from __future__ import annotations
 
 import json
-from functools import partial
 from typing import Any
 
 from prompter.errors import MessageError, PromptError
@@ -38,6 +37,7 @@ from prompter.formats.prepare import (
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
 from prompter.formats.skeleton import (
+    entry_renderer,
     front_entry,
     render_entry,
     render_entry_messages,
@@ -223,7 +223,7 @@ def _by_skeleton(
         return None
     text = None if agent else render_entry(fmt, entry, _full_text, messages, add, tools)
     if text is not None and tools is None:  # the plain skeletons render this format's conversations from now on
-        register(fmt, partial(render_entry, fmt, entry, _full_text), "skeleton")
+        register(fmt, entry_renderer(fmt, entry, _full_text), "skeleton")
     return text if text is not None else render_tool_entry(fmt, source, entry, messages, tools, add, _full_text)
 
 

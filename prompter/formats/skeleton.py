@@ -37,8 +37,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from functools import cache
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prompter.errors import PromptError
@@ -48,6 +47,7 @@ __all__ = [
     "Policy",
     "Skeleton",
     "front_entry",
+    "entry_renderer",
     "render_entry",
     "render_entry_messages",
     "skeleton_entry",
@@ -81,16 +81,21 @@ def _mark(i: int) -> str:
 class Skeleton:
     """A shape's markup: ``markup[0] + content[order[0]] + markup[1] + ... + markup[-1]``."""
 
-    __slots__ = ("markup", "order", "straight")
+    __slots__ = ("markup", "order", "parts", "straight")
 
     def __init__(self, markup: list[str], order: list[int], count: int) -> None:
         self.markup = markup
         self.order = order
         self.straight = order == list(range(count))
         """Whether every content appears once, in order (the common case: no reordering to do)."""
+        parts = [""] * (2 * len(markup) - 1)
+        parts[0::2] = markup
+        self.parts = parts
+        """``markup`` with an empty slot between each two pieces (read only): a copy with the
+        contents in the slots is the text's pieces, so a render allocates one list, not two."""
 
     def fill(self, contents: list[str]) -> str:
-        return _interleave(self.markup, contents if self.straight else [contents[i] for i in self.order])
+        return _interleave(self.parts, contents if self.straight else [contents[i] for i in self.order])
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,15 @@ class Policy:
     message by comparing messages: two equal ones both get the tools block)."""
     by_role: tuple[tuple[str, str], ...] = ()
     """For ``mixed``: ``(role, keep | strip | refuse)`` for each role."""
+    modes: dict[str, str] = field(init=False, repr=False, compare=False)
+    """:attr:`by_role` as a dict, made once (read only)."""
+    open: bool = field(init=False, repr=False, compare=False)
+    """Whether :meth:`apply` takes every list of contents as it is (no precondition at all)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "modes", dict(self.by_role))
+        trivial = self.whitespace == "keep" and not (self.nonempty or self.avoid or self.distinct)
+        object.__setattr__(self, "open", trivial)
 
     def apply(self, contents: list[str], roles: Sequence[str]) -> list[str] | None:
         """The contents as the skeleton takes them, or None where the template must render them."""
@@ -121,7 +135,7 @@ class Policy:
                 if literal in joined:
                     return None
         if self.whitespace == "mixed":
-            modes = _modes(self.by_role)
+            modes = self.modes
             copied = False
             for i, role in enumerate(roles):
                 mode = modes.get(role, "refuse")  # a role not probed (a tool result): the template renders
@@ -149,12 +163,6 @@ class Policy:
         return contents
 
 
-@cache
-def _modes(by_role: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    """``by_role`` as a dict, built once per policy (read only)."""
-    return dict(by_role)
-
-
 _PLAIN = Policy("keep", False, (), False)
 _MISSING: Any = object()
 _SEEN: dict[tuple[Any, ...], int] = {}
@@ -164,7 +172,7 @@ _TOOLS: dict[int, tuple[Any, Any, str]] = {}
 class _Entry:
     """One template (with its tokens and tools): its policy and its skeletons by shape."""
 
-    __slots__ = ("modes", "nonempty", "plain", "policy", "skeletons", "tool_policy")
+    __slots__ = ("bound", "modes", "nonempty", "plain", "policy", "skeletons", "tool_policy")
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
@@ -181,6 +189,8 @@ class _Entry:
         (Baichuan 2 trims only the system text, Phi-3 the turns): contents that need no
         trimming go in as they are, as under ``plain``."""
         self.skeletons: dict[tuple[Any, ...], Skeleton | None] = {}
+        self.bound: tuple[Any, RenderFull, Callable[..., str | None]] | None = None
+        """(format, render_full, :func:`entry_renderer` of both) for :func:`render_entry`."""
 
 
 _ENTRIES: dict[tuple[Any, ...], _Entry] = {}
@@ -249,36 +259,49 @@ def skeleton_render(
 def render_entry(
     fmt: Any, entry: _Entry, render_full: RenderFull, messages: Any, add_generation_prompt: bool, tools: Any = None
 ) -> str | None:
-    """The hot path: plain ``{"role", "content"}`` dicts into the shape's skeleton, or None (the
-    arguments in this order so that ``partial(render_entry, fmt, entry, render_full)`` renders)."""
-    if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
-        return None
-    names: list[str] = []
-    contents: list[str] = []
-    add_name = names.append
-    add_content = contents.append
-    try:
-        for m in messages:
-            if type(m) is not dict or len(m) != 2:
-                return None
-            role = m["role"]
-            content = m["content"]
-            if type(content) is not str or type(role) is not str:
-                return None
-            add_name(role)
-            add_content(content)
-    except KeyError:
-        return None
-    roles = tuple(names)
-    if (entry.plain and not (entry.nonempty and "" in contents)) or _untrimmed(entry.modes, roles, contents):
-        # the common case, inlined: contents go in as they are; a skeleton is only ever stored for
-        # system/user/assistant roles, so a hit needs no role check
-        skeleton = entry.skeletons.get((roles, add_generation_prompt))
-        if skeleton is not None and skeleton.straight:
-            return _interleave(skeleton.markup, contents)
-    if not _ROLES.issuperset(roles):
-        return None
-    return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+    """The prompt of plain ``{"role", "content"}`` dicts from the shape's skeleton, or None."""
+    bound = entry.bound  # the renderer of the format that rendered with this entry last, kept
+    if bound is None or bound[0] is not fmt or bound[1] is not render_full:
+        bound = entry.bound = (fmt, render_full, entry_renderer(fmt, entry, render_full))
+    return bound[2](messages, add_generation_prompt, tools)
+
+
+def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable[..., str | None]:
+    """The hot path, bound to one format and its entry (what :mod:`~prompter.formats.hot` calls):
+    ``(messages, add_generation_prompt, tools=None)`` to the prompt, or None. A closure, so that a
+    call reads its entry's settings (fixed once the entry is made) as local cells, not attributes."""
+    skeletons = entry.skeletons  # cleared in place when full, never replaced
+    plain, nonempty, modes = entry.plain, entry.nonempty, entry.modes
+
+    def render(messages: Any, add_generation_prompt: bool, tools: Any = None) -> str | None:
+        if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
+            return None
+        names: list[str] = []
+        contents: list[str] = []
+        try:
+            for m in messages:
+                if type(m) is not dict or len(m) != 2:
+                    return None
+                role = m["role"]
+                content = m["content"]
+                if type(content) is not str or type(role) is not str:
+                    return None
+                names.append(role)
+                contents.append(content)
+        except KeyError:
+            return None
+        roles = tuple(names)
+        if (plain and not (nonempty and "" in contents)) or _untrimmed(modes, roles, contents):
+            # the common case, inlined: contents go in as they are; a skeleton is only ever stored for
+            # system/user/assistant roles, so a hit needs no role check
+            skeleton = skeletons.get((roles, add_generation_prompt))
+            if skeleton is not None and skeleton.straight:
+                return _interleave(skeleton.parts, contents)
+        if not _ROLES.issuperset(roles):
+            return None
+        return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+
+    return render
 
 
 def _untrimmed(modes: dict[str, str] | None, roles: tuple[str, ...], contents: list[str]) -> bool:
@@ -403,22 +426,21 @@ def _fill(
         skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
         skeleton = _skeleton(fmt, entry, roles, tools, add_generation_prompt, policy, render_full)
-    if skeleton is None:
+    if not isinstance(skeleton, Skeleton):
         return None
-    return _interleave(skeleton.markup, contents if skeleton.straight else [contents[i] for i in skeleton.order])
+    return skeleton.fill(contents)
 
 
-def _interleave(markup: Sequence[str], contents: Sequence[str]) -> str:
-    """``markup[0] + contents[0] + markup[1] + ...``: one or two contents (the most common
-    conversations) as plain concatenation, which is cheaper than building a list to join."""
+def _interleave(parts: list[str], contents: Sequence[str]) -> str:
+    """``parts`` (a :attr:`Skeleton.parts`) with ``contents`` in its slots, joined: one or two
+    contents (the most common conversations) as plain concatenation, which is cheaper than a join."""
     if len(contents) == 1:
-        return markup[0] + contents[0] + markup[1]
+        return parts[0] + contents[0] + parts[2]
     if len(contents) == 2:
-        return markup[0] + contents[0] + markup[1] + contents[1] + markup[2]
-    parts = [""] * (2 * len(markup) - 1)
-    parts[0::2] = markup
-    parts[1::2] = contents
-    return "".join(parts)
+        return parts[0] + contents[0] + parts[2] + contents[1] + parts[4]
+    pieces = parts.copy()
+    pieces[1::2] = contents
+    return "".join(pieces)
 
 
 def _skeleton(

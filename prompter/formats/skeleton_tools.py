@@ -55,6 +55,7 @@ from prompter.formats.skeleton import (
     _Entry,
     _mark,
     _skeleton,
+    today,
 )
 
 __all__ = ["render_tool_entry", "tool_shape"]
@@ -136,12 +137,10 @@ def tool_shape(messages: Sequence[Any]) -> Shape | None:
             if (
                 not _TOOL_KEYS.issuperset(m)
                 or type(content) is not str
-                or (call_id is not None and type(call_id) is not str)
-                or (name is not None and type(name) is not str)
-                or ("tool_call_id" in m and call_id is None)
-                or ("name" in m and name is None)
+                or (type(call_id) is not str and (call_id is not None or "tool_call_id" in m))
+                or (type(name) is not str and (name is not None or "name" in m))
             ):
-                return None
+                return None  # (an id or a name given as None included)
             if content:
                 slots.append(content)
                 kinds.append(role)
@@ -159,7 +158,9 @@ def _call(call: Any, slots: list[str], kinds: list[str]) -> tuple[str | None, st
     call_id, kind = call.get("id"), call.get("type")
     if type(function) is not dict or len(function) != 2:
         return None
-    if ("id" in call and type(call_id) is not str) or ("type" in call and type(kind) is not str):
+    if type(call_id) is not str and (call_id is not None or "id" in call):
+        return None  # an id that is not text (given as None included)
+    if type(kind) is not str and (kind is not None or "type" in call):
         return None
     name, arguments = function.get("name"), function.get("arguments")
     if type(name) is not str or not name:
@@ -189,17 +190,21 @@ def _argument_marker(i: int) -> dict[str, Any]:
 class AgentSkeleton(Skeleton):
     """An agent shape's markup, and whether its tool results are written as JSON string text."""
 
-    __slots__ = ("quoted",)
+    __slots__ = ("quoted", "results")
 
-    def __init__(self, markup: list[str], order: list[int], count: int, quoted: bool) -> None:
-        super().__init__(markup, order, count)
+    def __init__(self, markup: list[str], order: list[int], kinds: list[str], quoted: bool) -> None:
+        super().__init__(markup, order, len(kinds))
         self.quoted = quoted
         """Whether the template writes tool results as JSON strings (Llama 3.1's ``content | tojson``,
         except for a tool result it takes as the first user message)."""
+        self.results = tuple(j for j, kind in enumerate(kinds) if kind == "tool")
+        """The slots that hold tool results (the shape, the skeleton's key, fixes every slot's kind)."""
 
-    def filled(self, slots: list[str], kinds: list[str]) -> str:
-        if self.quoted:
-            slots = [_ENCODE(c)[1:-1] if k == "tool" else c for c, k in zip(slots, kinds)]
+    def filled(self, slots: list[str]) -> str:
+        if self.quoted and self.results:
+            slots = slots.copy()
+            for j in self.results:
+                slots[j] = _ENCODE(slots[j])[1:-1]
         return self.fill(slots)
 
 
@@ -276,8 +281,8 @@ def _build(fmt: Any, parts: Any, tools: Any, add_generation_prompt: bool, render
     if any(k >= count for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
         return None  # the template cut into a sentinel, or printed arguments other than as compact JSON
     for quoted in (False, True):
-        skeleton = AgentSkeleton(markup, order, count, quoted)
-        if skeleton.filled(probe_values, kinds) == expected:
+        skeleton = AgentSkeleton(markup, order, kinds, quoted)
+        if skeleton.filled(probe_values) == expected:
             return skeleton
     return None
 
@@ -325,13 +330,17 @@ def _fill(
     render_full: RenderFull,
 ) -> str | None:
     parts, slots, kinds = shape
-    usable = policy.apply(slots, kinds)
+    usable = slots if policy.open else policy.apply(slots, kinds)
     if usable is None:
         return None
-    skeleton = _skeleton(fmt, entry, tuple(parts), tools, add_generation_prompt, policy, render_full, _build)
-    if not isinstance(skeleton, AgentSkeleton):
-        return None
-    return skeleton.filled(usable, kinds)
+    key = tuple(parts)
+    skey = (key, add_generation_prompt, today()) if policy.dated else (key, add_generation_prompt)
+    skeleton = entry.skeletons.get(skey)
+    if type(skeleton) is not AgentSkeleton:  # not kept yet (or kept as None: _skeleton says so)
+        skeleton = _skeleton(fmt, entry, key, tools, add_generation_prompt, policy, render_full, _build)
+        if not isinstance(skeleton, AgentSkeleton):
+            return None
+    return skeleton.filled(usable)
 
 
 # -- probing ---------------------------------------------------------------------------------------
