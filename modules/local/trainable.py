@@ -60,7 +60,14 @@ from modules.errors import (
     ModuleConfigError,
 )
 from modules.local.batching import PREFIX_TOKENS, Batcher, ended_future, new_job
-from modules.local.engines import DTYPES, check_device, check_device_available, check_engine
+from modules.local.engines import (
+    DTYPES,
+    check_device,
+    check_device_available,
+    check_engine,
+    check_torch_threads,
+    default_torch_threads,
+)
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import (
@@ -151,6 +158,10 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             from where it differs (:mod:`modules.local.engines.prefix_cache`; exact token
             ids, answers unchanged). Turn it off where one client must not learn, from how
             fast its request starts, whether another sent the same opening.
+        torch_threads: PyTorch intra-op threads of the engine process (``None``, the default:
+            the usable CPU count - 1, at least 1, leaving a core to the callers; see
+            :func:`~modules.local.engines.default_torch_threads`). A loop in this process
+            (``engine_process=False``) keeps this process's own setting.
     """
 
     def __init__(
@@ -171,6 +182,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         engine_process: bool | None = None,
         prefix_cache: bool = True,
         vllm_options: Mapping[str, Any] | None = None,
+        torch_threads: int | None = None,
     ) -> None:
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
@@ -184,6 +196,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if type(prefix_cache) is not bool:
             raise ModuleConfigError(f"prefix_cache: expected True or False, got {prefix_cache!r}")
         self.prefix_tokens = PREFIX_TOKENS if prefix_cache else 0
+        check_torch_threads(torch_threads)
+        self.torch_threads = torch_threads
         if engine_process not in (None, True, False):
             raise ModuleConfigError(f"engine_process: expected None, True or False, got {engine_process!r}")
         if engine_process and engine != "transformers":
@@ -321,14 +335,13 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         return self
 
     def _engine_config(self) -> Any:
-        import torch
-
         from modules.local.engines.worker import EngineConfig
 
         b = self._backend
         return EngineConfig(
             path=b.path, dtype=self.dtype, device=self.device, max_batch=self.max_batch_size,
-            stop_ids=tuple(self._stop_ids()), torch_threads=torch.get_num_threads(),
+            stop_ids=tuple(self._stop_ids()),
+            torch_threads=self.torch_threads if self.torch_threads is not None else default_torch_threads(),
             prefix_tokens=self.prefix_tokens,
         )  # fmt: skip
 

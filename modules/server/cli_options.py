@@ -13,11 +13,10 @@ the default matters most when other processes also load the cores.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from modules.errors import ModuleConfigError
-from modules.local.engines import DTYPES
+from modules.local.engines import DTYPES, check_torch_threads, default_torch_threads
 
 __all__ = [
     "add_engine_options",
@@ -90,19 +89,12 @@ def vllm_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def default_torch_threads(cpus: int | None = None) -> int:
-    """One thread less than *cpus* (``os.cpu_count()`` by default), at least 1."""
-    count = cpus if cpus is not None else os.cpu_count()
-    return max(1, (count or 1) - 1)
-
-
 def apply_torch_threads(args: argparse.Namespace) -> None:
     """Set PyTorch's intra-op threads from ``--torch-threads`` (or its default); call before loading the model."""
     threads = getattr(args, "torch_threads", None)
+    check_torch_threads(threads, "--torch-threads")
     if threads is None:
         threads = default_torch_threads()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ModuleConfigError(f"--torch-threads: expected an int >= 1, got {threads!r}")
     import torch
 
     torch.set_num_threads(threads)
@@ -110,7 +102,10 @@ def apply_torch_threads(args: argparse.Namespace) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The TrainableModule keywords those options give (absent ones, for other subcommands, are left out)."""
-    names = ("engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache", "dtype", "device")
+    names = (
+        "engine", "max_batch_size", "tensor_parallel_size", "engine_process", "prefix_cache", "dtype", "device",
+        "torch_threads",
+    )  # fmt: skip
     options = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "vllm_option", None):
         options["vllm_options"] = vllm_options(args.vllm_option)

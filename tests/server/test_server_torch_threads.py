@@ -36,10 +36,12 @@ def test_torch_threads_below_one_is_a_config_error_naming_the_option() -> None:
         apply_torch_threads(_args("--torch-threads", "0"))
 
 
-def test_engine_options_do_not_pass_torch_threads_to_the_module() -> None:
+def test_torch_threads_reach_the_module_and_its_default_is_the_modules() -> None:
+    """The engine process takes ``--torch-threads`` from the module (it no longer inherits the server's)."""
     from modules.server.cli_options import engine_options
 
-    assert "torch_threads" not in engine_options(_args("--torch-threads", "1"))
+    assert engine_options(_args("--torch-threads", "3"))["torch_threads"] == 3
+    assert engine_options(_args())["torch_threads"] is None  # the module's default: usable CPUs - 1
 
 
 @pytest.mark.parametrize(
