@@ -109,6 +109,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
     results["concurrency_batched_in_server"] = _throughput_process(
         path, per_level, new_tokens, 64, threads, ("--no-engine-process",)
     )
+    results["concurrency_in_process"] = _throughput_threads(path, per_level, new_tokens, 64)
     top = max(per_level)
     results["engine_process_x"] = round(
         results["concurrency_batched"][top]["requests_per_s"]
@@ -134,6 +135,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         ("concurrency", "serialised (--max-batch-size 1)"),
         ("concurrency_batched", "batched (--max-batch-size 64, the default: decode loop in its engine process)"),
         ("concurrency_batched_in_server", "batched, decode loop in the server's process (--no-engine-process)"),
+        ("concurrency_in_process", "in a program, no HTTP: threads calling one module (max_batch_size=64)"),
     )
     for key, title in titles:
         print(f"  {title}")
@@ -265,6 +267,83 @@ def _throughput_process(
         proc.wait(30)
 
 
+def _throughput_threads(path: Path, per_level: dict[int, int], new_tokens: int, batch: int) -> Any:
+    """:func:`_throughput`'s figures for a program that calls one module from several threads (no HTTP):
+    each thread sends its next request as soon as its answer arrives; the answers are compared with
+    the single-thread ones."""
+    import gc
+
+    from modules.local.trainable import TrainableModule
+
+    module = TrainableModule(path, max_batch_size=batch, max_new_tokens=new_tokens).start()
+
+    def level(clients: int, total: int) -> tuple[float, list[tuple[float, int]], dict[int, str]]:
+        todo = list(range(total))[::-1]
+        done: list[tuple[float, int]] = []
+        answers: dict[int, str] = {}
+        lock = threading.Lock()
+
+        def client() -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    i = todo.pop()
+                t = time.perf_counter()
+                answer = module.generate(module.prepare(_messages(i), max_new_tokens=new_tokens))
+                done.append((time.perf_counter() - t, int((answer.usage or {}).get("completion_tokens", 0))))
+                answers[i] = answer.text
+
+        workers = [threading.Thread(target=client) for _ in range(clients)]
+        t0 = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return time.perf_counter() - t0, done, answers
+
+    try:
+        level(max(per_level), max(per_level))  # warm: every thread's first call, the engine's first steps
+        measured = {}
+        for clients, total in per_level.items():
+            gc.disable()  # as for the HTTP clients: the collector would stop every caller at once
+            try:
+                measured[clients] = level(clients, total)
+            finally:
+                gc.enable()
+                gc.collect()
+    finally:
+        module.stop()
+    return _levels(measured, per_level)
+
+
+def _levels(
+    measured: dict[int, tuple[float, list[tuple[float, int]], dict[int, str]]], per_level: dict[int, int]
+) -> dict[int, dict[str, float]]:
+    """Per number of clients: requests/s, tokens/s, p50 and p95, mismatched answers (against the
+    first level's), and the throughput and p95 as ratios of the first level's, from the same run."""
+    levels: dict[int, dict[str, float]] = {}
+    reference: dict[int, str] = {}
+    for clients, (wall, done, answers) in measured.items():
+        total = per_level[clients]
+        if not reference:
+            reference = answers
+        latencies = sorted(d[0] for d in done)
+        levels[clients] = {
+            "requests": total,
+            "requests_per_s": round(total / wall, 2),
+            "tokens_per_s": round(sum(d[1] for d in done) / wall, 1),
+            "p50_ms": round(_median_ms(latencies), 1),
+            "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
+            "mismatched": sum(1 for i, text in answers.items() if i in reference and reference[i] != text),
+        }
+    one = levels[min(levels)]
+    for row in levels.values():
+        row["throughput_x"] = round(row["requests_per_s"] / one["requests_per_s"], 2)
+        row["p95_x"] = round(row["p95_ms"] / one["p95_ms"], 2)
+    return levels
+
+
 def _throughput(
     url: str, per_level: dict[int, int], new_tokens: int, model: str = "tiny"
 ) -> dict[int, dict[str, float]]:
@@ -308,33 +387,17 @@ def _throughput(
             for c in pool:
                 await c.aclose()
 
-    levels: dict[int, dict[str, float]] = {}
-    reference: dict[int, str] = {}
+    measured = {}
     for clients, total in per_level.items():
         # The load generator's own collector stops all 64 clients at once when it runs (one run in
         # four, p95 427 ms against a server-side p95 of 227 ms on 2 cores): off while measuring.
         gc.disable()
         try:
-            wall, done, answers = asyncio.run(level(clients, total))
+            measured[clients] = asyncio.run(level(clients, total))
         finally:
             gc.enable()
             gc.collect()
-        if not reference:
-            reference = answers
-        latencies = sorted(d[0] for d in done)
-        levels[clients] = {
-            "requests": total,
-            "requests_per_s": round(total / wall, 2),
-            "tokens_per_s": round(sum(d[1] for d in done) / wall, 1),
-            "p50_ms": round(_median_ms(latencies), 1),
-            "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
-            "mismatched": sum(1 for i, text in answers.items() if i in reference and reference[i] != text),
-        }
-    one = levels[min(levels)]  # ratios against one client, measured in the same run
-    for row in levels.values():
-        row["throughput_x"] = round(row["requests_per_s"] / one["requests_per_s"], 2)
-        row["p95_x"] = round(row["p95_ms"] / one["p95_ms"], 2)
-    return levels
+    return _levels(measured, per_level)
 
 
 def main(argv: list[str] | None = None) -> int:
