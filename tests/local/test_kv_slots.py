@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
+from modules.local.engines.kv_rows import cache_keyword
 from modules.local.engines.kv_slots import Slots
 
 
@@ -32,11 +33,11 @@ def _alone(model: Any, ids: list[int], steps: int) -> tuple[list[int], list[Any]
 
     cache = DynamicCache(config=model.config)
     with torch.inference_mode():
-        out = model(input_ids=torch.tensor([ids]), past_key_values=cache, use_cache=True)
+        out = model(input_ids=torch.tensor([ids]), **{cache_keyword(model): cache}, use_cache=True)
         logits = [out.logits[0, -1].float()]
         tokens = [int(logits[-1].argmax())]
         for _ in range(steps):
-            out = model(input_ids=torch.tensor([[tokens[-1]]]), past_key_values=cache, use_cache=True)
+            out = model(input_ids=torch.tensor([[tokens[-1]]]), **{cache_keyword(model): cache}, use_cache=True)
             logits.append(out.logits[0, -1].float())
             tokens.append(int(logits[-1].argmax()))
     return tokens, logits

@@ -25,10 +25,28 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-__all__ = ["RowState", "Rows", "plain_cache_ok"]
+__all__ = ["RowState", "Rows", "cache_keyword", "plain_cache_ok"]
 
 _SPARE = 64
 """Columns a batch's cache buffer grows by at least (then by half its width): amortised O(1) appends."""
+
+
+def cache_keyword(model: Any) -> str:
+    """The keyword *model*'s ``forward`` takes its KV cache by: ``cache`` (transformers 5.2x, where
+    ``past_key_values`` is deprecated, to be removed in 5.40) or ``past_key_values`` (before)."""
+    cls: Any = type(model)
+    return _cache_keyword(cls)
+
+
+@cache
+def _cache_keyword(cls: Any) -> str:
+    import inspect
+
+    try:
+        parameters = inspect.signature(cls.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature: the long-standing name
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
 
 
 @dataclass
@@ -84,7 +102,7 @@ class Rows:
             input_ids=ids,
             attention_mask=mask,
             position_ids=positions,
-            past_key_values=cache,
+            **{cache_keyword(self.model): cache},
             use_cache=True,
             logits_to_keep=1,
         )
@@ -163,7 +181,7 @@ class Rows:
             input_ids=self.next_tokens,
             attention_mask=self.mask,
             position_ids=self.positions,
-            past_key_values=self.cache,
+            **{cache_keyword(self.model): self.cache},
             use_cache=True,
             logits_to_keep=1,
         )

@@ -29,7 +29,7 @@ from collections.abc import Collection
 from functools import cache
 from typing import Any
 
-from modules.local.engines.kv_rows import RowState
+from modules.local.engines.kv_rows import RowState, cache_keyword
 from modules.local.engines.prefix_cache import BLOCK, PrefixCache
 from modules.local.engines.slot_attention import Plan, packing, packs
 
@@ -152,7 +152,7 @@ class Slots:
         lasts = sorted(set(n - 1 for n in lengths))
         out = self.model(
             input_ids=ids,
-            past_key_values=cache,
+            **{cache_keyword(self.model): cache},
             use_cache=True,
             logits_to_keep=torch.tensor(lasts, dtype=torch.long, device=device),
         )
@@ -207,7 +207,7 @@ class Slots:
             input_ids=self.next_tokens[:n],
             attention_mask=(self.columns[:width] <= positions).long(),
             position_ids=positions,
-            past_key_values=self.cache,
+            **{cache_keyword(self.model): self.cache},
             use_cache=True,
             logits_to_keep=1,
         )
@@ -252,7 +252,7 @@ class Slots:
                 out = self.model(
                     input_ids=torch.cat(ids)[None],
                     position_ids=self.plan.columns[None],
-                    past_key_values=self.cache,
+                    **{cache_keyword(self.model): self.cache},
                     use_cache=True,
                     logits_to_keep=torch.tensor(keep, dtype=torch.long, device=device),
                     slots_plan=self.plan,
