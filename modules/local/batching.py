@@ -42,7 +42,7 @@ from modules.local.engines.prefix_cache import MAX_TOKENS as PREFIX_TOKENS
 from modules.local.engines.prefix_cache import PrefixCache
 from modules.local.engines.sampling import generator_for, next_tokens
 from modules.local.request import LocalRequest
-from modules.local.streaming import StopWatch
+from modules.local.streaming import StopWatch, open_stream, stream_ids
 
 __all__ = ["PREFIX_TOKENS", "QUANTUM", "BatchedModule", "Batcher", "Job", "ended_future", "new_job"]
 
@@ -277,8 +277,8 @@ class Batcher:
         """*new* jobs have just been given the last rows: they run from now on."""
         for job in new:
             job.admitted = self.step_count
-            if job.streamer is not None:  # its first put is the prompt, which it skips
-                job.streamer.put(_tensor([list(job.request.input_ids)]))
+            if job.streamer is not None:
+                open_stream(job.streamer, job.request.input_ids)
         self.running += new
 
     def _advance(self, logits: Any) -> None:
@@ -299,9 +299,9 @@ class Batcher:
             sequence.append(token)
             job.steps += 1
             if job.streamer is not None:
-                job.streamer.put(_tensor([token]))
+                stream_ids(job.streamer, [token])
             if job.watch is not None:
-                job.watch.put(_tensor([token]))
+                job.watch.put_ids((token,))
             if token in stop_ids:
                 self._finish(job, sequence[:-1], "stop")
             elif len(sequence) >= job.request.options.max_new_tokens:
@@ -374,9 +374,3 @@ class Batcher:
 def _sampled(jobs: list[Job]) -> list[tuple[int, Any, Any]]:
     """The rows of *jobs* that draw their token (temperature > 0): index, options, generator."""
     return [(i, j.request.options, j.generator) for i, j in enumerate(jobs) if j.request.options.temperature]
-
-
-def _tensor(rows: list[Any]) -> Any:
-    import torch
-
-    return torch.tensor(rows)

@@ -19,13 +19,16 @@ from modules.local.tool_calls import parse_tool_calls
 
 __all__ = [
     "CancellingStream",
+    "DeltaCutter",
     "IncrementalDecoder",
     "StopMatcher",
     "StopWatch",
     "cut_at_stop",
     "first_stop",
+    "open_stream",
     "stop_token_streamer",
     "stream_deltas",
+    "stream_ids",
 ]
 
 
@@ -112,11 +115,21 @@ class _TokenStreamer:
         self.prompt_seen = False
 
     def put(self, value: Any) -> None:
+        """transformers' streamer protocol: the prompt first (skipped), then tensors of new ids."""
         if not self.prompt_seen:
             self.prompt_seen = True
             return
-        ids = [int(v) for v in value.reshape(-1).tolist() if int(v) not in self.stop_ids]
-        text = self.decoder.push(ids)
+        self.put_ids(value.reshape(-1).tolist())
+
+    def put_ids(self, ids: Sequence[int]) -> None:
+        """New ids as ints (what prompter's engines call: no tensor, no prompt first).
+
+        No torch call on this path: a torch call lets go of the GIL, and the thread that
+        delivers every stream's tokens (the engine process's reader) then waited for a busy
+        event loop to give it back, token by token.
+        """
+        stop_ids = self.stop_ids
+        text = self.decoder.push([int(i) for i in ids if i not in stop_ids])
         if text:
             self.on_text(text)
 
@@ -131,6 +144,26 @@ class _TokenStreamer:
 
     def on_end(self) -> None:
         pass
+
+
+def open_stream(streamer: Any, prompt: Sequence[int]) -> None:
+    """Start *streamer* for a generation of *prompt*: a transformers streamer (``put``/``end`` only)
+    takes the prompt as its first ``put``; prompter's own (with ``put_ids``) need nothing."""
+    if not hasattr(streamer, "put_ids"):
+        import torch
+
+        streamer.put(torch.tensor([list(prompt)]))
+
+
+def stream_ids(streamer: Any, ids: list[int]) -> None:
+    """Give *streamer* the new *ids*: as ints where it takes them (``put_ids``), else as a tensor."""
+    put_ids = getattr(streamer, "put_ids", None)
+    if put_ids is not None:
+        put_ids(ids)
+    else:
+        import torch
+
+        streamer.put(torch.tensor(ids))
 
 
 class _QueueStreamer(_TokenStreamer):
@@ -204,6 +237,75 @@ class StopWatch(_TokenStreamer):
             self.hit.set()
 
 
+class DeltaCutter:
+    """The deltas of a stream, piece by piece: stop strings cut it, a tool-call marker holds the rest.
+
+    Linear in the answer: stop strings and the tool-call marker are found by
+    :class:`StopMatcher` over a bounded tail, and text held back is at most
+    the longest of them (until a tool-call marker, after which all is held).
+    Used by :func:`stream_deltas` (a thread's iterator) and by the server's event
+    loop (:mod:`modules.local.stream_async`), so both stream alike.
+    """
+
+    def __init__(self, stops: tuple[str, ...], syntax: tuple[str, str | None] | None) -> None:
+        self.syntax = syntax
+        self.hold = max([len(s) for s in stops] + [len(syntax[0]) if syntax else 1]) - 1
+        self.stop_at = StopMatcher(stops)
+        self.marker_at = StopMatcher((syntax[0],)) if syntax else None
+        self.received: list[str] = []
+        self.n_received = self.n_sent = 0
+        self.pending = ""  # received but not sent, while not holding for tool calls: at most hold + one piece
+        self.held_for_tools = False
+        self.cut: int | None = None
+        """Where a stop string begins in the text (then the stream ends: stop feeding, stop generating)."""
+
+    def feed(self, piece: str) -> StreamDelta | None:
+        """The delta *piece* lets out (None: nothing settled yet)."""
+        if not piece or self.cut is not None:
+            return None
+        self.cut = cut = self.stop_at.feed(piece)
+        if self.marker_at is not None and not self.held_for_tools and self.marker_at.feed(piece) is not None:
+            self.held_for_tools = True
+        self.received.append(piece)
+        self.n_received += len(piece)
+        if self.held_for_tools:
+            return None
+        self.pending += piece
+        upto = cut if cut is not None else self.n_received - self.hold
+        ready = self.pending[: max(0, upto - self.n_sent)]
+        if not ready:
+            return None
+        self.n_sent += len(ready)
+        self.pending = self.pending[len(ready) :]
+        return StreamDelta(text=ready)
+
+    def finish(self, request: LocalRequest, outcome: dict[str, Any], usage: dict[str, int] | None) -> StreamDelta:
+        """The last delta, once the generation has ended with *outcome* (``ids`` and ``finish``, or ``error``,
+        which is raised); fills *usage* when given."""
+        if "error" in outcome:
+            raise outcome["error"]
+        if usage is not None:
+            n_new = len(outcome.get("ids", ()))
+            usage.update(
+                prompt_tokens=len(request.input_ids),
+                completion_tokens=n_new,
+                total_tokens=len(request.input_ids) + n_new,
+            )
+        finish = outcome.get("finish", "stop")
+        text = "".join(self.received)
+        if self.cut is not None:
+            text, finish = text[: self.cut], "stop"  # "cancelled" too: the cutter's owner stopped it, on a stop string
+        sent = text[: self.n_sent]
+        calls: tuple[ToolCall, ...] = ()
+        if self.syntax:
+            text, found = parse_tool_calls(text, *self.syntax)
+            calls = tuple(found)
+        rest = text[len(sent) :] if text.startswith(sent) else ""
+        if calls:
+            finish = "tool_calls"
+        return StreamDelta(text=rest, tool_calls=calls, finish_reason=finish)
+
+
 def stream_deltas(
     request: LocalRequest,
     streamer: Any,
@@ -219,65 +321,22 @@ def stream_deltas(
     *thread* fills *outcome* (``ids`` and ``finish``, or ``error``); *flag* is
     set when a stop string arrives and when the iterator is closed, which stops
     the generation. *stops* are the stop strings, *syntax* the model's tool-call
-    markers (see :func:`~modules.local.tool_calls.tool_syntax_of`).
-
-    Linear in the answer: stop strings and the tool-call marker are found by
-    :class:`StopMatcher` over a bounded tail, and text held back is at most
-    the longest of them (until a tool-call marker, after which all is held).
+    markers (see :func:`~modules.local.tool_calls.tool_syntax_of`). What is held
+    back and where the stream is cut: :class:`DeltaCutter`.
     """
-    hold = max([len(s) for s in stops] + [len(syntax[0]) if syntax else 1]) - 1
-    stop_at = StopMatcher(stops)
-    marker_at = StopMatcher((syntax[0],)) if syntax else None
-    received: list[str] = []
-    n_received = n_sent = 0
-    pending = ""  # received but not sent, while not holding for tool calls: at most hold + one piece
-    held_for_tools = False
-    cut: int | None = None
+    cutter = DeltaCutter(stops, syntax)
     try:
         pieces = streamer.pieces_until(thread) if isinstance(streamer, _QueueStreamer) else streamer
         for piece in pieces:
-            if not piece:
-                continue
-            cut = stop_at.feed(piece)
-            if marker_at is not None and not held_for_tools and marker_at.feed(piece) is not None:
-                held_for_tools = True
-            received.append(piece)
-            n_received += len(piece)
-            if cut is not None:
+            delta = cutter.feed(piece)
+            if cutter.cut is not None:
                 flag.set()  # stop generating: the rest of the answer is cut anyway
-            if not held_for_tools:
-                pending += piece
-                upto = cut if cut is not None else n_received - hold
-                ready = pending[: max(0, upto - n_sent)]
-                if ready:
-                    n_sent += len(ready)
-                    pending = pending[len(ready) :]
-                    yield StreamDelta(text=ready)
-            if cut is not None:
+            if delta is not None:
+                yield delta
+            if cutter.cut is not None:
                 break
         thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        if usage is not None:
-            n_new = len(outcome.get("ids", ()))
-            usage.update(
-                prompt_tokens=len(request.input_ids),
-                completion_tokens=n_new,
-                total_tokens=len(request.input_ids) + n_new,
-            )
-        finish = outcome.get("finish", "stop")
-        text = "".join(received)
-        if cut is not None:
-            text, finish = text[:cut], "stop"  # "cancelled" too: we set the flag ourselves, on a stop string
-        sent = text[:n_sent]
-        calls: tuple[ToolCall, ...] = ()
-        if syntax:
-            text, found = parse_tool_calls(text, *syntax)
-            calls = tuple(found)
-        rest = text[len(sent) :] if text.startswith(sent) else ""
-        if calls:
-            finish = "tool_calls"
-        yield StreamDelta(text=rest, tool_calls=calls, finish_reason=finish)
+        yield cutter.finish(request, outcome, usage)
     finally:
         flag.set()
 

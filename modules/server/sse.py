@@ -30,12 +30,14 @@ def sse_event(data: Any) -> bytes:
 
 async def deltas(
     state: ServerState, make: Callable[[], Iterator[StreamDelta]], cancel: threading.Event
-) -> AsyncIterator[Any]:
+) -> AsyncIterator[list[Any]]:
     """Run a blocking delta iterator in a thread and hand its items to the event loop.
 
-    Yields StreamDelta items, then re-raises whatever the iterator raised. If
-    the consumer goes away (client disconnect cancels us), the cancel flag stops
-    the generation at its next token.
+    Yields lists of StreamDelta items, in order: each list holds every item that had
+    arrived by the time the event loop came back for more (one, on a quiet server),
+    so a busy server writes one chunk per stream and turn instead of one per token;
+    then re-raises whatever the iterator raised. If the consumer goes away (client
+    disconnect cancels us), the cancel flag stops the generation at its next token.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -57,12 +59,17 @@ async def deltas(
     threading.Thread(target=pump, name="prompter-stream", daemon=True).start()
     try:
         while True:
-            kind, value = await queue.get()
+            items = [await queue.get()]
+            while not queue.empty() and items[-1][0] == "delta":
+                items.append(queue.get_nowait())
+            ready = [value for kind, value in items if kind == "delta"]
+            if ready:
+                yield ready
+            kind, value = items[-1]
             if kind == "end":
                 return
             if kind == "error":
                 raise value
-            yield value
     finally:
         cancel.set()
         state.release(cancel)
@@ -87,16 +94,24 @@ async def chat_events(
     yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
     try:
-        async for delta in deltas(state, lambda: state.module.generate_stream(request, cancel, counts), cancel):
-            if delta.text:
-                yield chunk({"content": delta.text})
-            if delta.tool_calls:
-                calls = [{"index": i, **dict(c)} for i, c in enumerate(delta.tool_calls)]
-                yield chunk({"tool_calls": calls})
-            if delta.finish_reason == "cancelled":
+        async for batch in deltas(state, lambda: state.module.generate_stream(request, cancel, counts), cancel):
+            events: list[bytes] = []  # one write for the batch: each delta is still its own event
+            cancelled = False
+            for delta in batch:
+                if delta.text:
+                    events.append(chunk({"content": delta.text}))
+                if delta.tool_calls:
+                    calls = [{"index": i, **dict(c)} for i, c in enumerate(delta.tool_calls)]
+                    events.append(chunk({"tool_calls": calls}))
+                if delta.finish_reason == "cancelled":
+                    cancelled = True
+                    break
+                if delta.finish_reason is not None:
+                    events.append(chunk({}, finish_reason(delta.finish_reason)))
+            if events:
+                yield b"".join(events)
+            if cancelled:
                 raise cancelled_error(state)
-            if delta.finish_reason is not None:
-                yield chunk({}, finish_reason(delta.finish_reason))
     except BaseException as exc:  # noqa: BLE001 - reported in-band: the status line is already sent
         if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
             raise
@@ -131,11 +146,20 @@ async def text_events(state: ServerState, request: Any, cancel: threading.Event,
         )
 
     try:
-        async for delta in deltas(state, lambda: state.module.generate_stream(request, cancel), cancel):
-            if delta.finish_reason == "cancelled":
+        async for batch in deltas(state, lambda: state.module.generate_stream(request, cancel), cancel):
+            events: list[bytes] = []  # one write for the batch: each delta is still its own event
+            cancelled = False
+            for delta in batch:
+                if delta.finish_reason == "cancelled":
+                    cancelled = True
+                    break
+                if delta.text or delta.finish_reason is not None:
+                    finish = finish_reason(delta.finish_reason) if delta.finish_reason else None
+                    events.append(chunk(delta.text, finish))
+            if events:
+                yield b"".join(events)
+            if cancelled:
                 raise cancelled_error(state)
-            if delta.text or delta.finish_reason is not None:
-                yield chunk(delta.text, finish_reason(delta.finish_reason) if delta.finish_reason else None)
     except BaseException as exc:  # noqa: BLE001 - reported in-band
         if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
             raise

@@ -42,6 +42,7 @@ from typing import Any
 
 from modules.errors import ModelNotStartedError, ModuleConfigError, ServerStoppedError
 from modules.local.engines.worker import EngineConfig
+from modules.local.streaming import open_stream, stream_ids
 
 __all__ = ["ProcessEngine", "WeightsElsewhere"]
 
@@ -196,9 +197,7 @@ class ProcessEngine:
         request = job.request
         stops = tuple(job.watch.matcher.stops) if job.watch is not None else ()
         if job.streamer is not None:
-            import torch
-
-            job.streamer.put(torch.tensor([list(request.input_ids)]))  # the streamer's first put is the prompt
+            open_stream(job.streamer, request.input_ids)
         self.jobs[jid] = job
         try:
             if self.gone is not None:  # after registering: either this sees it, or the reader fails the job
@@ -233,13 +232,11 @@ class ProcessEngine:
 
     def _take_step(self, tokens: list[tuple[int, int]], ends: list[tuple[Any, ...]]) -> None:
         """One pass of the engine's loop: stream its tokens, then end the jobs it ended."""
-        if tokens:
-            import torch
-
-            for jid, token in tokens:
-                job = self.jobs.get(jid)
-                if job is not None and job.streamer is not None:
-                    job.streamer.put(torch.tensor([token]))
+        jobs = self.jobs
+        for jid, token in tokens:  # no torch call here (see _TokenStreamer.put_ids)
+            job = jobs.get(jid)
+            if job is not None and job.streamer is not None:
+                stream_ids(job.streamer, [token])
         for kind, jid, *rest in ends:
             job = self.jobs.pop(jid, None)
             self.cancelled.discard(jid)

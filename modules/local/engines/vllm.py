@@ -41,6 +41,7 @@ from typing import Any
 
 from modules.errors import MissingExtraError, ModuleConfigError, ServerStoppedError
 from modules.local.engines import EngineUnavailableError
+from modules.local.streaming import open_stream, stream_ids
 
 __all__ = ["RESERVED_OPTIONS", "VLLMEngine", "check_vllm", "check_vllm_options", "sampling_params_for"]
 
@@ -248,8 +249,6 @@ class VLLMEngine:
     # -- one request -------------------------------------------------------------------------------
 
     async def _generate(self, job: Any) -> tuple[list[int], str]:
-        import torch
-
         stops = set(self.stop_ids())
         rid = f"prompter-{next(self._ids)}"
         params = sampling_params_for(job, sorted(stops), self.sampling_params, self.delta)
@@ -257,8 +256,8 @@ class VLLMEngine:
         if job.cancelled():
             self._end(job)
             return [], "cancelled"
-        if job.streamer is not None:  # its first put is the prompt, which it skips
-            job.streamer.put(torch.tensor([list(job.request.input_ids)]))
+        if job.streamer is not None:
+            open_stream(job.streamer, job.request.input_ids)
         tokens: list[int] = []
         finish = "length"
         try:
@@ -267,7 +266,7 @@ class VLLMEngine:
                 tokens += new
                 for sink in (job.streamer, job.watch):
                     if sink is not None and new:
-                        sink.put(torch.tensor(new))
+                        stream_ids(sink, new)
                 if tokens and tokens[-1] in stops:
                     finish = "stop"
                     break

@@ -109,8 +109,13 @@ class _Streamed:
         if not self.prompt_seen:  # the first put is the prompt; the parent's streamer was given it already
             self.prompt_seen = True
             return
-        for token in value.reshape(-1).tolist():
-            self.outbox.tokens.append((self.jid, int(token)))
+        self.put_ids(value.reshape(-1).tolist())
+
+    def put_ids(self, ids: list[int]) -> None:
+        """The loop's new ids for this job (ints: no tensor per token)."""
+        jid, tokens = self.jid, self.outbox.tokens
+        for token in ids:
+            tokens.append((jid, int(token)))
 
     def end(self) -> None:
         pass
