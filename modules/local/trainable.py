@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -654,6 +654,21 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         thread = threading.Thread(target=work, name="prompter-generate", daemon=True)
         thread.start()
         return self._stream_deltas(request, streamer, thread, flag, outcome, usage)
+
+    def stream_batches(
+        self, request: LocalRequest, cancel: threading.Event, usage: dict[str, int] | None = None
+    ) -> AsyncIterator[list[StreamDelta]] | None:
+        """:meth:`generate_stream` for an event loop (what the server streams with): an async iterator
+        of lists of deltas, each what was settled since the last, with no thread per stream
+        (:mod:`modules.local.stream_async`); None where the engine cannot take a request without
+        waiting (vLLM) or the model is not loaded (use :meth:`generate_stream` there)."""
+        b = self._backend
+        submit = getattr(b.batcher, "submit", None)
+        if submit is None or b.model is None:
+            return None
+        from modules.local.stream_async import stream_batches
+
+        return stream_batches(self, submit, request, cancel, usage)
 
     def _stream_deltas(
         self,

@@ -18,7 +18,7 @@ from modules.server.errors import cancelled_error, from_exception
 from modules.server.lifecycle import ServerState
 from modules.server.validation import finish_reason
 
-__all__ = ["chat_events", "deltas", "sse_event", "text_events"]
+__all__ = ["batches", "chat_events", "deltas", "sse_event", "text_events"]
 
 
 def sse_event(data: Any) -> bytes:
@@ -75,6 +75,31 @@ async def deltas(
         state.release(cancel)
 
 
+async def batches(
+    state: ServerState, request: Any, cancel: threading.Event, usage: dict[str, int] | None
+) -> AsyncIterator[list[Any]]:
+    """The module's deltas in lists, on the event loop where the module can (``stream_batches``: no
+    thread per stream), else from :meth:`generate_stream` in a thread (:func:`deltas`)."""
+    stream = getattr(state.module, "stream_batches", None)
+    source = stream(request, cancel, usage) if stream is not None else None
+    if source is None:
+        make: Callable[[], Iterator[StreamDelta]] = (
+            (lambda: state.module.generate_stream(request, cancel, usage))
+            if usage is not None
+            else (lambda: state.module.generate_stream(request, cancel))
+        )
+        async for batch in deltas(state, make, cancel):
+            yield batch
+        return
+    try:
+        async for batch in source:
+            yield batch
+    finally:
+        cancel.set()
+        await source.aclose()  # an async generator: its own finally stops the generation
+        state.release(cancel)
+
+
 async def chat_events(
     state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool
 ) -> AsyncIterator[bytes]:
@@ -94,7 +119,7 @@ async def chat_events(
     yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
     try:
-        async for batch in deltas(state, lambda: state.module.generate_stream(request, cancel, counts), cancel):
+        async for batch in batches(state, request, cancel, counts):
             events: list[bytes] = []  # one write for the batch: each delta is still its own event
             cancelled = False
             for delta in batch:
@@ -146,7 +171,7 @@ async def text_events(state: ServerState, request: Any, cancel: threading.Event,
         )
 
     try:
-        async for batch in deltas(state, lambda: state.module.generate_stream(request, cancel), cancel):
+        async for batch in batches(state, request, cancel, None):
             events: list[bytes] = []  # one write for the batch: each delta is still its own event
             cancelled = False
             for delta in batch:

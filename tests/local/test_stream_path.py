@@ -25,6 +25,7 @@ from modules.local.batching import Job
 from modules.local.engines.process import ProcessEngine
 from modules.local.request import GenerationOptions, LocalRequest
 from modules.local.streaming import stop_token_streamer
+from modules.local.trainable import TrainableModule
 from modules.server.lifecycle import ServerState
 from modules.server.sse import chat_events, deltas
 
@@ -83,9 +84,11 @@ def test_deltas_waiting_together_go_out_in_one_write_each_still_its_own_event() 
         writes: list[bytes] = []
         async for chunk in chat_events(state, None, cancel, "chatcmpl-1", False):
             writes.append(chunk)
-            if len(writes) == 1:  # the role chunk is out: let the producer put everything, then look
+            if len(writes) == 1:  # the role chunk is out; the stream starts when we ask for more
                 started.set()
-                time.sleep(0.3)  # a busy event loop: nothing runs on it meanwhile
+                # A busy event loop: this runs once the stream has started and waits for its first
+                # delta, and holds the loop while the producer puts all of them.
+                asyncio.get_running_loop().call_soon(time.sleep, 0.3)
         return writes
 
     try:
@@ -124,3 +127,53 @@ def test_deltas_yields_what_arrived_then_the_error() -> None:
         state.close()
     assert [d.text for batch in got for d in batch] == ["x"]
     assert isinstance(error, ValueError) and state.in_flight == 0
+
+
+def test_concurrent_streams_over_http_need_no_thread_each_and_equal_the_plain_answers(
+    tiny_model_path: Path,  # noqa: F811
+) -> None:
+    """16 streams at once on a batched server: the text of each equals its plain answer, and while they
+    run the server holds no thread per stream (two each, before: 'prompter-stream', 'prompter-generate')."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    module = TrainableModule(tiny_model_path, name="tiny", max_new_tokens=24, max_batch_size=16).start(serve=True)
+    prompts = [[{"role": "user", "content": f"Stream {i}: what about item {i * 3}?"}] for i in range(16)]
+    try:
+        alone = [module.generate(module.prepare(p, max_new_tokens=24)).text for p in prompts]
+        seen: set[str] = set()
+        running = threading.Event()
+        finished = threading.Event()
+
+        def watch() -> None:
+            while not finished.is_set():
+                if running.is_set():
+                    seen.update(t.name for t in threading.enumerate())
+                time.sleep(0.002)
+
+        def stream(i: int) -> str:
+            body = {"model": "tiny", "messages": prompts[i], "max_tokens": 24, "stream": True}
+            text = []
+            with httpx.stream("POST", module.url + "/chat/completions", json=body, timeout=60) as r:
+                for line in r.iter_lines():
+                    running.set()
+                    if line.startswith("data: {"):
+                        choices = json.loads(line[6:])["choices"]
+                        if choices and choices[0]["delta"].get("content"):
+                            text.append(choices[0]["delta"]["content"])
+            return "".join(text)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            with ThreadPoolExecutor(16) as pool:
+                streamed = list(pool.map(stream, range(16)))
+        finally:
+            finished.set()
+            watcher.join()
+    finally:
+        module.stop()
+    assert streamed == alone
+    per_stream = sorted(n for n in seen if n.startswith(("prompter-stream", "prompter-generate")))
+    assert per_stream == [], f"threads per stream while streaming: {per_stream[:4]}"
