@@ -109,6 +109,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
     results["concurrency_batched_in_server"] = _throughput_process(
         path, per_level, new_tokens, 64, threads, ("--no-engine-process",)
     )
+    results["concurrency_batched_stream"] = _throughput_process(path, per_level, new_tokens, 64, threads, stream=True)
     results["concurrency_in_process"] = _throughput_threads(path, per_level, new_tokens, 64)
     top = max(per_level)
     results["engine_process_x"] = round(
@@ -135,6 +136,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         ("concurrency", "serialised (--max-batch-size 1)"),
         ("concurrency_batched", "batched (--max-batch-size 64, the default: decode loop in its engine process)"),
         ("concurrency_batched_in_server", "batched, decode loop in the server's process (--no-engine-process)"),
+        ("concurrency_batched_stream", "batched, every request streamed (stream=true, answers joined from the pieces)"),
         ("concurrency_in_process", "in a program, no HTTP: threads calling one module (max_batch_size=64)"),
     )
     for key, title in titles:
@@ -255,13 +257,19 @@ def _serve(
 
 
 def _throughput_process(
-    path: Path, per_level: dict[int, int], new_tokens: int, batch: int, threads: int | None, extra: tuple[str, ...] = ()
+    path: Path,
+    per_level: dict[int, int],
+    new_tokens: int,
+    batch: int,
+    threads: int | None,
+    extra: tuple[str, ...] = (),
+    stream: bool = False,
 ) -> Any:
     """:func:`_throughput` against a server in another process; also checks 0 mismatched answers."""
     proc, base = _serve(path, new_tokens, batch, threads, extra)
     try:
         name = path.name
-        return _throughput(base + "/chat/completions", per_level, new_tokens, model=name)
+        return _throughput(base + "/chat/completions", per_level, new_tokens, model=name, stream=stream)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -345,7 +353,7 @@ def _levels(
 
 
 def _throughput(
-    url: str, per_level: dict[int, int], new_tokens: int, model: str = "tiny"
+    url: str, per_level: dict[int, int], new_tokens: int, model: str = "tiny", stream: bool = False
 ) -> dict[int, dict[str, float]]:
     """Requests/s, tokens/s and latency percentiles for each number of concurrent clients.
 
@@ -361,12 +369,32 @@ def _throughput(
     import httpx
 
     def body(i: int) -> dict[str, Any]:
-        return {"model": model, "messages": _messages(i), "max_tokens": new_tokens}
+        return {"model": model, "messages": _messages(i), "max_tokens": new_tokens, "stream": stream}
+
+    async def ask(http: httpx.AsyncClient, i: int) -> tuple[str, int]:
+        """The answer's text and its token count (a stream: its pieces joined, its usage chunk's count)."""
+        if not stream:
+            r = await http.post(url, json=body(i))
+            r.raise_for_status()
+            return r.json()["choices"][0]["message"]["content"], int(r.json()["usage"]["completion_tokens"])
+        pieces, tokens = [], 0
+        payload = {**body(i), "stream_options": {"include_usage": True}}
+        async with http.stream("POST", url, json=payload) as r:
+            r.raise_for_status()
+            async for line in r.aiter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                event = json.loads(line[len("data: ") :])
+                if event.get("usage"):
+                    tokens = int(event["usage"]["completion_tokens"])
+                for choice in event["choices"]:
+                    pieces.append(choice["delta"].get("content") or "")
+        return "".join(pieces), tokens
 
     async def level(clients: int, total: int) -> tuple[float, list[tuple[float, int]], dict[int, str]]:
         pool = [httpx.AsyncClient(timeout=300) for _ in range(clients)]
         try:
-            await asyncio.gather(*(c.post(url, json=body(0)) for c in pool))  # connect and warm
+            await asyncio.gather(*(ask(c, 0) for c in pool))  # connect and warm
             todo = list(range(total))[::-1]
             done: list[tuple[float, int]] = []
             answers: dict[int, str] = {}
@@ -375,10 +403,8 @@ def _throughput(
                 while todo:
                     i = todo.pop()
                     t = time.perf_counter()
-                    r = await http.post(url, json=body(i))
-                    r.raise_for_status()
-                    done.append((time.perf_counter() - t, int(r.json()["usage"]["completion_tokens"])))
-                    answers[i] = r.json()["choices"][0]["message"]["content"]
+                    answers[i], tokens = await ask(http, i)
+                    done.append((time.perf_counter() - t, tokens))
 
             t0 = time.perf_counter()
             await asyncio.gather(*(client(c) for c in pool))
