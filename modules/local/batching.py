@@ -40,7 +40,7 @@ from modules.local.engines.kv_rows import Rows, RowState, plain_cache_ok
 from modules.local.engines.kv_slots import Slots
 from modules.local.engines.prefix_cache import MAX_TOKENS as PREFIX_TOKENS
 from modules.local.engines.prefix_cache import PrefixCache
-from modules.local.engines.sampling import generator_for, next_tokens
+from modules.local.engines.sampling import choose_tokens, generator_for
 from modules.local.request import LocalRequest
 from modules.local.streaming import StopWatch, open_stream, stream_ids
 
@@ -271,7 +271,7 @@ class Batcher:
             first = self.rows.count
             logits = self.rows.prefill([list(j.request.input_ids) for j in new])
             self._enter(new)
-            self._emit(new, next_tokens(logits, _sampled(new)), first)
+            self._emit(new, choose_tokens(logits, _sampled(new)), first)
 
     def _enter(self, new: list[Job]) -> None:
         """*new* jobs have just been given the last rows: they run from now on."""
@@ -282,7 +282,7 @@ class Batcher:
         self.running += new
 
     def _advance(self, logits: Any) -> None:
-        self._emit(self.running, next_tokens(logits, _sampled(self.running)), 0)
+        self._emit(self.running, choose_tokens(logits, _sampled(self.running)), 0)
 
     def _emit(self, jobs: list[Job], tokens: list[int], first: int) -> None:
         """Give each of *jobs* (rows ``first``...) its new token; finished rows leave the batch.

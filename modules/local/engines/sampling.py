@@ -14,7 +14,7 @@ from typing import Any
 
 from modules.local.request import GenerationOptions
 
-__all__ = ["generator_for", "next_tokens"]
+__all__ = ["choose_tokens", "generator_for", "next_tokens"]
 
 
 def generator_for(options: GenerationOptions) -> Any:
@@ -28,9 +28,15 @@ def generator_for(options: GenerationOptions) -> Any:
     return gen
 
 
-def next_tokens(logits: Any, sampled: list[tuple[int, GenerationOptions, Any]]) -> list[int]:
-    """The next token of each row of *logits* ``[rows, vocab]``: ``argmax``, except the rows *sampled* lists
-    (each as its row index, its options and its generator), which draw theirs."""
+def next_tokens(logits: Any, rows: list[tuple[GenerationOptions, Any]]) -> list[int]:
+    """The next token of each row of *logits* ``[rows, vocab]``; *rows* gives each row's options and generator."""
+    sampled = [(i, options, gen) for i, (options, gen) in enumerate(rows) if options.temperature]
+    return choose_tokens(logits, sampled)
+
+
+def choose_tokens(logits: Any, sampled: list[tuple[int, GenerationOptions, Any]]) -> list[int]:
+    """:func:`next_tokens` given only the rows that draw (each as its row index, options and generator):
+    the others take ``argmax``. The decode loop's form: a greedy row costs nothing per step here."""
     chosen: list[int] = logits.argmax(dim=-1).tolist()
     for i, options, gen in sampled:
         chosen[i] = _sample(logits[i], options, gen)
