@@ -67,7 +67,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "--torch-threads",
         type=int,
         default=None,
-        help="PyTorch intra-op threads (default: CPU count - 1, leaving a core to the HTTP server)",
+        help="PyTorch intra-op threads of the engine (default: the usable CPUs - 1, leaving a core to the HTTP server)",
     )
 
 

@@ -238,7 +238,7 @@ class ProcessEngine:
             if job is not None and job.streamer is not None:
                 stream_ids(job.streamer, [token])
         for kind, jid, *rest in ends:
-            job = self.jobs.pop(jid, None)
+            job = jobs.pop(jid, None)
             self.cancelled.discard(jid)
             if job is None:
                 continue

@@ -100,16 +100,11 @@ class _Outbox:
 
 
 class _Streamed:
-    """A job's streamer here: each generated token goes to the parent with the step's others."""
+    """A job's streamer here: each generated token goes to the parent with the step's others (the loop
+    gives it ids as ints, :func:`~modules.local.streaming.stream_ids`, and no prompt)."""
 
     def __init__(self, jid: int, outbox: _Outbox) -> None:
-        self.jid, self.outbox, self.prompt_seen = jid, outbox, False
-
-    def put(self, value: Any) -> None:
-        if not self.prompt_seen:  # the first put is the prompt; the parent's streamer was given it already
-            self.prompt_seen = True
-            return
-        self.put_ids(value.reshape(-1).tolist())
+        self.jid, self.outbox = jid, outbox
 
     def put_ids(self, ids: list[int]) -> None:
         """The loop's new ids for this job (ints: no tensor per token)."""
