@@ -66,7 +66,6 @@ from modules.local.engines import (
     check_device_available,
     check_engine,
     check_torch_threads,
-    default_torch_threads,
 )
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
 from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
@@ -159,9 +158,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             ids, answers unchanged). Turn it off where one client must not learn, from how
             fast its request starts, whether another sent the same opening.
         torch_threads: PyTorch intra-op threads of the engine process (``None``, the default:
-            the usable CPU count - 1, at least 1, leaving a core to the callers; see
-            :func:`~modules.local.engines.default_torch_threads`). A loop in this process
-            (``engine_process=False``) keeps this process's own setting.
+            1 for a model under 20M parameters, else the usable CPU count - 1, at least 1,
+            leaving a core to the callers; see :func:`~modules.local.engines.default_torch_threads`).
+            A loop in this process (``engine_process=False``) keeps this process's own setting.
     """
 
     def __init__(
@@ -341,7 +340,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         return EngineConfig(
             path=b.path, dtype=self.dtype, device=self.device, max_batch=self.max_batch_size,
             stop_ids=tuple(self._stop_ids()),
-            torch_threads=self.torch_threads if self.torch_threads is not None else default_torch_threads(),
+            torch_threads=self.torch_threads,
             prefix_tokens=self.prefix_tokens,
         )  # fmt: skip
 

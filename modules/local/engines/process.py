@@ -70,6 +70,7 @@ class ProcessEngine:
         self.process: Any = None
         self.conn: Any = None
         self.ready = False
+        self.threads: int | None = None  # the PyTorch threads the process decodes on (it says so when ready)
         self.gone: ServerStoppedError | None = None  # set when the process died under us
         self.send_lock = threading.Lock()
         self.jobs: dict[int, Any] = {}
@@ -130,6 +131,7 @@ class ProcessEngine:
                 f"{self.config.path!r} is not a model folder transformers can load (config.json and weights): "
                 f"{first[1]} (in the engine process)"
             )
+        self.threads = first[1] if len(first) > 1 else None  # the PyTorch threads it decodes on
         self.ready = True
         self.gone = None
         self.closing.clear()

@@ -37,10 +37,28 @@ def next_tokens(logits: Any, rows: list[tuple[GenerationOptions, Any]]) -> list[
 def choose_tokens(logits: Any, sampled: list[tuple[int, GenerationOptions, Any]]) -> list[int]:
     """:func:`next_tokens` given only the rows that draw (each as its row index, options and generator):
     the others take ``argmax``. The decode loop's form: a greedy row costs nothing per step here."""
-    chosen: list[int] = logits.argmax(dim=-1).tolist()
+    chosen = _argmax_rows(logits)
     for i, options, gen in sampled:
         chosen[i] = _sample(logits[i], options, gen)
     return chosen
+
+
+def _argmax_rows(logits: Any) -> list[int]:
+    """Each row's ``argmax`` (the first index of its largest value, NaN counting as largest, as in torch).
+
+    On the CPU through NumPy, whose argmax is vectorised: at 64 rows of a 1,024-token vocabulary
+    torch's took 60 us and NumPy's 7 us, about 2 % of a decoding pass of the tiny model at that width.
+    Same indices, ties and NaN included (both take the first maximum; both treat NaN as the maximum).
+    """
+    if logits.device.type == "cpu" and logits.dtype == _float32():
+        return logits.detach().numpy().argmax(axis=-1).tolist()  # type: ignore[no-any-return]
+    return logits.argmax(dim=-1).tolist()  # type: ignore[no-any-return]
+
+
+def _float32() -> Any:
+    import torch
+
+    return torch.float32
 
 
 def _sample(logits: Any, options: GenerationOptions, gen: Any) -> int:

@@ -34,6 +34,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from modules.local.engines import default_torch_threads
 from modules.local.request import GenerationOptions, LocalRequest
 
 __all__ = ["ENGINE_PROCESS_SUPPORTED", "EngineConfig", "main", "run_engine"]
@@ -51,7 +52,7 @@ class EngineConfig:
     device: str
     max_batch: int
     stop_ids: tuple[int, ...]
-    torch_threads: int
+    torch_threads: int | None  # None: chosen once the model is loaded (default_torch_threads by its size)
     prefix_tokens: int = 0  # prompt tokens whose keys and values the loop keeps for reuse (0: none)
 
 
@@ -132,11 +133,14 @@ def main(conn: Any) -> None:
     try:
         logging.disable_progress_bar()
         logging.set_verbosity_error()
-        torch.set_num_threads(config.torch_threads)
+        if config.torch_threads is not None:
+            torch.set_num_threads(config.torch_threads)
         model = AutoModelForCausalLM.from_pretrained(
             config.path, local_files_only=True, dtype=getattr(torch, config.dtype)
         )
         model = model.to(config.device).eval()
+        if config.torch_threads is None:
+            torch.set_num_threads(default_torch_threads(parameters=sum(p.numel() for p in model.parameters())))
         tokenizer = AutoTokenizer.from_pretrained(config.path, local_files_only=True)
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises a typed error
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -193,7 +197,7 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
     # Everything loaded so far lives as long as the process: keep it out of the collector's full
     # passes, which otherwise stop every row for as long as they take to walk torch and transformers.
     gc.freeze()
-    conn.send(("ready",))
+    conn.send(("ready", _threads()))
     try:
         while True:
             try:
@@ -210,6 +214,12 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
     finally:
         backend.cancel_all.set()
         session.batcher.stop()
+
+
+def _threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 def _request(input_ids: list[int], options: GenerationOptions) -> LocalRequest:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.errors import MissingExtraError, ModuleConfigError
+from modules.local.engines import SMALL_MODEL_PARAMETERS
 from modules.local.training.batches import collate, global_batches
 from modules.local.training.progress import progress_bar
 
@@ -140,9 +141,6 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     return out
 
 
-_SMALL_MODEL = 20_000_000  # parameters
-
-
 def _threads(threads: int | None, model: Any, world: int) -> int:
     """The torch threads to train with: as asked, else 1 for a small model, else the cores over the processes.
 
@@ -151,7 +149,7 @@ def _threads(threads: int | None, model: Any, world: int) -> int:
     """
     if threads is not None:
         return max(1, threads)
-    if sum(p.numel() for p in model.parameters()) < _SMALL_MODEL:
+    if sum(p.numel() for p in model.parameters()) < SMALL_MODEL_PARAMETERS:
         return 1
     return max(1, (os.cpu_count() or 1) // world)
 
