@@ -67,7 +67,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "--torch-threads",
         type=int,
         default=None,
-        help="PyTorch intra-op threads of the engine (default: the usable CPUs - 1, leaving a core to the HTTP server)",
+        help=(
+            "PyTorch intra-op threads of the engine (default: the usable CPUs - 1, leaving a core to the HTTP "
+            "server; 1 for a model under 20M parameters in the engine process)"
+        ),
     )
 
 

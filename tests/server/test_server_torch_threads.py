@@ -41,7 +41,7 @@ def test_torch_threads_reach_the_module_and_its_default_is_the_modules() -> None
     from modules.server.cli_options import engine_options
 
     assert engine_options(_args("--torch-threads", "3"))["torch_threads"] == 3
-    assert engine_options(_args())["torch_threads"] is None  # the module's default: usable CPUs - 1
+    assert engine_options(_args())["torch_threads"] is None  # the module's default (by the model's size)
 
 
 @pytest.mark.parametrize(
