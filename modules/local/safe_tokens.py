@@ -215,6 +215,7 @@ def encode_with_spans(
         if start < pos or end < start or end > len(text):
             raise UnsafeTokenizationError(f"span ({start}, {end}) overlaps another or lies outside the text")
         pos = end
+    _check_unicode(text)
     backend = _backend(tokenizer)
     if backend is None:
         return _encode_split(tokenizer, text, ordered)
@@ -253,6 +254,20 @@ def _encode_round(
             ids += plain
         pos = end
     return ids, forged
+
+
+def _check_unicode(text: str) -> None:
+    """Refuse text holding a lone surrogate (``"\\ud800"``, from a JSON escape or a bad decode): it is not
+    Unicode text, no tokenizer encodes it (``tokenizers`` raised a bare ``TypeError``)."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnsafeTokenizationError(
+            f"character {exc.start} of the prompt is a lone surrogate (U+{ord(text[exc.start]):04X}), not Unicode "
+            "text a tokenizer can encode: remove it from the input, or decode the source with errors='replace'"
+        ) from None
 
 
 def _overlapping(spans: list[Span], a: int, b: int) -> set[int]:
