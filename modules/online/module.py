@@ -93,7 +93,14 @@ from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
-from modules.online.sources import Source, choose_format, get_source, resolve_api_key, resolve_base_url
+from modules.online.sources import (
+    Source,
+    check_secret,
+    choose_format,
+    get_source,
+    resolve_api_key,
+    resolve_base_url,
+)
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import (
     arm_response,
@@ -289,6 +296,9 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         else:
             owns = False
         self._backend = _Backend(session=session, api_key=Secret(key) if key else None, owns_session=owns)
+        for name, value in self._headers.items():
+            if isinstance(value, str) and value in secrets_of_headers({name: value}):
+                check_secret(value, f"headers[{name!r}]", spaces=True)
         self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
         mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
 

@@ -38,11 +38,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["SOURCES", "Source", "choose_format", "get_source", "resolve_api_key", "resolve_base_url"]
+__all__ = ["SOURCES", "Source", "check_secret", "choose_format", "get_source", "resolve_api_key", "resolve_base_url"]
 
 
 @dataclass(frozen=True)
@@ -205,16 +206,46 @@ def resolve_api_key(source: Source, api_key: str | None, env: Mapping[str, str] 
     required and none is found. The message never contains a key.
     """
     if api_key:
-        return api_key
+        return check_secret(api_key, "api_key")
     environ = os.environ if env is None else env
     for var in source.key_env:
         value = environ.get(var)
         if value:
-            return value
+            return check_secret(value, var)
     if source.key_required:
         where = " or ".join(source.key_env)
         raise ModuleConfigError(f"no API key for source {source.name!r}: pass api_key=... or set {where}")
     return None
+
+
+def check_secret(value: Any, where: str, spaces: bool = False) -> str:
+    """*value* if it can go in an HTTP header as it is: visible ASCII (and spaces, with *spaces*: a header
+    such as ``Bearer <token>``), no line break, control character or non-ASCII character.
+
+    A key read from a file often keeps its line break. Sent as it is, the HTTP library refused the
+    header with the whole value in its message (and that message was logged on every retry), so a
+    key that is not plain text is refused here, before any request, and named without its value.
+    """
+    if not isinstance(value, str):
+        raise ModuleConfigError(f"{where}: expected the key as a str, got {type(value).__name__}")
+    for i, char in enumerate(value):
+        if "!" <= char <= "~" or (spaces and char == " "):
+            continue
+        if char in _NAMED:
+            what = _NAMED[char]
+        elif ord(char) < 32 or ord(char) == 127:
+            what = f"a control character (U+{ord(char):04X})"
+        else:
+            what = f"a character that is not ASCII (U+{ord(char):04X})"
+        place = "at its end" if i == len(value) - 1 else "at its start" if i == 0 else f"at position {i}"
+        raise ModuleConfigError(
+            f"{where}: the key holds {what} {place}; an API key is visible ASCII only "
+            "(strip the line break of a key read from a file: open(...).read().strip())"
+        )
+    return value
+
+
+_NAMED = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}
 
 
 def resolve_base_url(source: Source, base_url: str | None, env: Mapping[str, str] | None = None) -> str | None:
