@@ -11,9 +11,10 @@
 - **Headers**: ``x-api-key`` and ``anthropic-version: 2023-06-01``.
 - **Answer**: ``text`` blocks are joined; ``tool_use`` blocks become OpenAI
   tool calls (``input`` re-encoded as the ``arguments`` string); ``stop_reason``
-  is mapped to OpenAI's finish reasons (``end_turn``/``stop_sequence`` ->
-  ``stop``, ``max_tokens`` -> ``length``, ``tool_use`` -> ``tool_calls``;
-  others kept as they are); usage gets OpenAI's keys beside Anthropic's.
+  is mapped to OpenAI's finish reasons (``end_turn``/``stop_sequence``/``pause_turn``
+  -> ``stop``, ``max_tokens``/``model_context_window_exceeded`` -> ``length``,
+  ``tool_use`` -> ``tool_calls``, ``refusal`` -> ``content_filter``; any other ->
+  ``stop``, the raw answer keeping Anthropic's); usage gets OpenAI's keys beside Anthropic's.
 - **Stream** (SSE): ``message_start``, ``content_block_start``,
   ``content_block_delta`` (``text_delta`` handed on at once, ``input_json_delta``
   assembled per block), ``content_block_stop``, ``message_delta`` (stop reason,
@@ -51,7 +52,15 @@ ANTHROPIC_VERSION = "2023-06-01"
 #: ``max_tokens`` when a call gives none (the API refuses a request without it).
 DEFAULT_MAX_TOKENS = 4096
 
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",  # a long turn paused by the API: resend the answer to continue it (raw keeps the reason)
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
 _UNSUPPORTED = {
     "n": "it returns one message per request",
     "seed": "it has no seed",
@@ -62,7 +71,9 @@ _WHERE = "an Anthropic stream event"
 
 
 def finish_reason(stop_reason: str | None) -> str | None:
-    return None if stop_reason is None else _FINISH.get(stop_reason, stop_reason)
+    """OpenAI's name for Anthropic's ``stop_reason`` (one it does not document yet: ``stop``; the response's
+    ``raw`` keeps the provider's own)."""
+    return None if stop_reason is None else _FINISH.get(stop_reason, "stop")
 
 
 def _usage(value: Any, where: str = "the answer") -> dict[str, Any] | None:
@@ -206,11 +217,12 @@ class AnthropicStreamState(Collected):
             stop = finish_reason(optional_str(delta, "stop_reason", "delta", _WHERE))
             usage = data.get("usage")
             if usage is not None:
-                self.usage = openai_usage(
-                    (self.usage or {}).get("prompt_tokens"),
-                    read_object(usage, "usage", _WHERE).get("output_tokens"),
-                    {**(self.usage or {}), **usage},
-                )
+                given = read_object(usage, "usage", _WHERE)
+                # output_tokens here is the whole answer's count so far (cumulative); the totals of
+                # message_start are recomputed, not kept (their output count was the first token's)
+                before = {k: v for k, v in (self.usage or {}).items() if k != "total_tokens"}
+                prompt = given.get("input_tokens", before.get("prompt_tokens"))
+                self.usage = openai_usage(prompt, given.get("output_tokens"), {**before, **given})
             if stop is not None:
                 self.finish_reason = stop
                 return self._final()

@@ -15,8 +15,9 @@
   prompter maps it back to the function's name for the ``functionResponse``);
   ``finishReason`` is mapped (``STOP`` -> ``stop``, or ``tool_calls`` when
   functions were called; ``MAX_TOKENS`` -> ``length``; safety reasons and a
-  blocked prompt -> ``content_filter``; others lower-cased); ``usageMetadata``
-  gets OpenAI's keys beside Gemini's.
+  blocked prompt -> ``content_filter``; any other -> ``stop``, the raw answer
+  keeping Gemini's); ``usageMetadata`` gets OpenAI's keys beside Gemini's
+  (thought tokens counted as completion tokens, the total Gemini's own).
 - **Stream**: ``:streamGenerateContent?alt=sse``: each event is a whole
   ``GenerateContentResponse`` carrying the next piece; the one with a
   ``finishReason`` ends it (there is no end marker).
@@ -73,7 +74,7 @@ def finish_reason(reason: str | None, called: bool) -> str | None:
         return "length"
     if reason in _FILTERED:
         return "content_filter"
-    return reason.lower()
+    return "stop"  # OTHER, MALFORMED_FUNCTION_CALL...: OpenAI has no name for them (raw keeps Gemini's)
 
 
 @dataclass
@@ -84,6 +85,18 @@ class _Chunk:
     usage: dict[str, Any] | None
 
 
+def _usage(raw: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's usage keys from ``usageMetadata``: a thinking model's thought tokens count as completion
+    tokens (as OpenAI counts reasoning tokens), and the total is Gemini's own ``totalTokenCount``."""
+    answer, thoughts = raw.get("candidatesTokenCount"), raw.get("thoughtsTokenCount")
+    if type(thoughts) is int and type(answer) in (int, type(None)):
+        answer = (answer or 0) + thoughts
+    usage = openai_usage(raw.get("promptTokenCount"), answer, raw)
+    if type(raw.get("totalTokenCount")) is int:
+        usage["total_tokens"] = raw["totalTokenCount"]
+    return usage
+
+
 def _read(data: Any, where: str) -> _Chunk:
     """One ``GenerateContentResponse``: its first candidate's text, calls and raw finish reason, and usage."""
     body = read_object(data, "the top level", where)
@@ -91,7 +104,7 @@ def _read(data: Any, where: str) -> _Chunk:
     usage = None
     if usage_data is not None:
         raw = read_object(usage_data, "usageMetadata", where)
-        usage = openai_usage(raw.get("promptTokenCount"), raw.get("candidatesTokenCount"), raw)
+        usage = _usage(raw)
     candidates = body.get("candidates")
     if candidates is None:
         feedback = body.get("promptFeedback")

@@ -14,7 +14,7 @@ its end. Every source fills the same fields:
                    OpenAI-compatible stream reports usage when the source is known
                    to accept ``stream_options.include_usage``, or when you pass it)
 ``model``          the model that answered, as the provider names it
-``request_id``     the provider's request id header (``x-request-id``, ``request-id``)
+``request_id``     the provider's request id header (``x-request-id``, ``request-id``), else Gemini's ``responseId``
 ``raw``            the decoded body (a plain call); None for a stream
 =================  ==============================================================
 
@@ -61,7 +61,7 @@ class Response:
             finish_reason=completion.finish_reason,
             usage=completion.usage,
             model=model_of(completion.raw),
-            request_id=request_id,
+            request_id=request_id or _body_request_id(completion.raw),
             raw=completion.raw,
         )
 
@@ -72,6 +72,12 @@ def model_of(raw: Any) -> str | None:
         return None
     value = raw.get("model", raw.get("modelVersion"))
     return value if isinstance(value, str) else None
+
+
+def _body_request_id(raw: Any) -> str | None:
+    """A request id the body carries where no header does (Gemini's ``responseId``)."""
+    value = raw.get("responseId") if isinstance(raw, Mapping) else None
+    return value if isinstance(value, str) and value else None
 
 
 def request_id_of(headers: Mapping[str, str]) -> str | None:

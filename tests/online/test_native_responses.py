@@ -59,6 +59,8 @@ def test_a_stream_read_to_its_end_gives_the_whole_answer(source):
         assert response.text == text and response.finish_reason == "stop"
         assert response.usage["prompt_tokens"] == prompt_tokens
         assert response.usage["completion_tokens"] == completion_tokens
+        # Anthropic's message_start counts one output token; the total is the final counts' sum
+        assert response.usage["total_tokens"] == prompt_tokens + completion_tokens
         assert response.model == kw["model"]
 
 
