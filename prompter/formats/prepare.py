@@ -184,11 +184,14 @@ def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool 
         if not isinstance(role, str):
             raise MessageError(f"{where}.role: expected str, got {type(role).__name__}")
         _validate(message, where)
-        msg: dict[str, Any] = {
-            k if type(k) is str else plain(k): v if type(v) is str else plain(v)
-            for k, v in message.items()
-            if v is not None
-        }
+        try:
+            msg: dict[str, Any] = {
+                k if type(k) is str else plain(k): v if type(v) is str else plain(v)
+                for k, v in message.items()
+                if v is not None
+            }
+        except RecursionError:
+            raise MessageError(_too_deep(where)) from None
         content = msg.get("content")
         if content is None:
             msg["content"] = ""
@@ -270,12 +273,28 @@ def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             raise ToolsError(f"tools[{i}]: expected a tool dict (a JSON schema), got {type(tool).__name__}")
-    return plain(list(tools))  # type: ignore[no-any-return]
+    try:
+        return plain(list(tools))  # type: ignore[no-any-return]
+    except RecursionError:
+        raise ToolsError(_too_deep("tools")) from None
 
 
 def tools_text(tools: Sequence[Any]) -> str:
     """The tools block for templates that ignore ``tools``: preamble + one JSON schema per line."""
-    return TOOLS_PREAMBLE + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+    return TOOLS_PREAMBLE + "\n".join(_json_line(tool, f"tools[{i}]", ToolsError) for i, tool in enumerate(tools))
+
+
+def _json_line(value: Any, where: str, error: type[Exception]) -> str:
+    """*value* as one line of JSON, or *error* naming *where* (an int past Python's 4,300-digit limit for
+    writing one, a value nested past the stack)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError) as exc:
+        raise error(f"{where}: cannot be written as JSON ({exc}); use a shorter number, or a string") from None
+
+
+def _too_deep(where: str) -> str:
+    return f"{where}: nested too deeply to copy (lists and dicts hundreds of levels deep); flatten it"
 
 
 def prepare_documents(documents: Any) -> list[dict[str, Any]] | None:
@@ -289,14 +308,17 @@ def prepare_documents(documents: Any) -> list[dict[str, Any]] | None:
             raise MessageError(
                 f"documents[{i}]: expected a document dict (with 'title' and 'text'), got {type(document).__name__}"
             )
-    return plain(list(documents))  # type: ignore[no-any-return]
+    try:
+        return plain(list(documents))  # type: ignore[no-any-return]
+    except RecursionError:
+        raise MessageError(_too_deep("documents")) from None
 
 
 def inject_documents(
     messages: list[dict[str, Any]], documents: Sequence[Any], *, system_ok: bool
 ) -> list[dict[str, Any]]:
     """Put the documents block where the tools block goes (a new list), for a template that ignores them."""
-    lines = "\n".join(json.dumps(document, ensure_ascii=False) for document in documents)
+    lines = "\n".join(_json_line(document, f"documents[{i}]", MessageError) for i, document in enumerate(documents))
     return _inject(messages, DOCUMENTS_PREAMBLE + lines, system_ok=system_ok)
 
 
@@ -368,7 +390,11 @@ def render_jinja(
     documents: list[dict[str, Any]] | None = None,
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
-    context: dict[str, Any] = {**special, **plain(dict(kwargs))}
+    try:
+        extra = plain(dict(kwargs))
+    except RecursionError:
+        raise MessageError(_too_deep("the template's extra variables")) from None
+    context: dict[str, Any] = {**special, **extra}
     context.update(messages=messages, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt)
     return render_template(compiled, context, time_budget=time_budget)
 

@@ -103,11 +103,12 @@ def user_strings(value: Any) -> Iterator[str]:
     ['$defs', 'a', 'metadata', 'role', 'user']
     """
     if isinstance(value, str):
-        yield value
+        # a str subclass as its exact text: its own __eq__ or __hash__ (even a raising one) never runs here
+        yield value if type(value) is str else str.__str__(value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str):
-                yield key
+                yield key if type(key) is str else str.__str__(key)
             yield from user_strings(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
