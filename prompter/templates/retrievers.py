@@ -78,7 +78,8 @@ class BaseRetriever:
         self.output_column = output_column
         self.input_columns = None if input_columns is None else list(input_columns)
         self.compat = check_compat(compat)
-        self._ice_cache: dict[tuple[tuple[int, ...], int], tuple[PromptTemplate | None, Any]] = {}
+        # (examples, template id) -> (template, the examples as they were, the ice written from them)
+        self._ice_cache: dict[tuple[tuple[int, ...], int], tuple[PromptTemplate | None, list[Any], Any]] = {}
 
     def retrieve(self, tests: Sequence[Entry]) -> list[list[int]]:
         """The indices (into the index set) of each test sample's examples."""
@@ -96,13 +97,21 @@ class BaseRetriever:
         """
         key = (tuple(idx_list), id(ice_template))
         cached = self._ice_cache.get(key)
-        if cached is not None and cached[0] is ice_template:
-            # the examples of a FixK (or repeated) choice are written once; callers get their own list
-            return cached[1] if isinstance(cached[1], str) else type(cached[1])(cached[1])
+        if cached is not None and cached[0] is ice_template and self._unchanged(idx_list, cached[1]):
+            # the examples of a FixK (or repeated) choice are written once while they stay as they were
+            return _fresh(cached[2])
         ice = self._generate_ice(idx_list, ice_template)
         if len(self._ice_cache) < 4096:
-            self._ice_cache[key] = (ice_template, ice)
-        return ice if isinstance(ice, str) else type(ice)(ice)
+            snapshot = [_fresh(self.index[i]) for i in idx_list]  # what they were, to notice an edit
+            self._ice_cache[key] = (ice_template, snapshot, _fresh(ice))
+        return ice
+
+    def _unchanged(self, idx_list: Sequence[int], snapshot: list[Any]) -> bool:
+        """Whether the examples *idx_list* still equal *snapshot* (an index example edited since is rewritten,
+        as OpenCompass reads the dataset each time)."""
+        return len(snapshot) == len(idx_list) and all(
+            0 <= i < len(self.index) and self.index[i] == was for i, was in zip(idx_list, snapshot, strict=True)
+        )
 
     def _generate_ice(self, idx_list: Sequence[int], ice_template: PromptTemplate | None) -> Any:
         if ice_template is None:
@@ -364,3 +373,15 @@ class BM25Retriever(BaseRetriever):
             order = sorted(range(len(scores)), key=lambda i: (scores[i], i), reverse=True)
             out.append(order[: self.ice_num])
         return out
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of *value* no caller shares: strings as they are, lists, dicts and prompt lists copied at every
+    depth (a caller editing the turns it got must not change what the next call gets)."""
+    if isinstance(value, PromptList):
+        return PromptList(_fresh(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    return value
