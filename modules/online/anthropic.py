@@ -4,8 +4,10 @@
   ``messages`` of ``user``/``assistant`` blocks, ``tools`` with
   ``input_schema``) plus ``model`` and ``max_tokens``, which the API requires:
   :data:`DEFAULT_MAX_TOKENS` unless the call gives ``max_tokens`` (or
-  ``max_completion_tokens``). ``stop`` becomes ``stop_sequences``; ``temperature``,
-  ``top_p``, ``top_k`` and any other option pass through as given.
+  ``max_completion_tokens``). ``stop`` becomes ``stop_sequences``; OpenAI's
+  ``tool_choice`` and ``parallel_tool_calls=False`` become Anthropic's
+  ``tool_choice`` object; ``temperature`` (at most 1), ``top_p``, ``top_k`` and
+  any other option pass through as given.
   ``n``, ``seed``, ``presence_penalty`` and ``frequency_penalty`` have no
   equivalent and raise :class:`~modules.errors.ModuleConfigError`.
 - **Headers**: ``x-api-key`` and ``anthropic-version: 2023-06-01``.
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, StreamError
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
     Collected,
     Decoder,
@@ -83,6 +85,39 @@ def _usage(value: Any, where: str = "the answer") -> dict[str, Any] | None:
     return openai_usage(usage.get("input_tokens"), usage.get("output_tokens"), usage)
 
 
+_CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+
+
+def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
+    """Anthropic's ``tool_choice`` for OpenAI's (``"auto"``, ``"required"``, ``"none"``, a named function;
+    Anthropic's own form as given) and ``parallel_tool_calls=False`` (``disable_parallel_tool_use``)."""
+    if choice is None:
+        found: dict[str, Any] | None = None
+    elif isinstance(choice, str) and choice in _CHOICES:
+        found = dict(_CHOICES[choice])
+    elif isinstance(choice, Mapping) and choice.get("type") in ("auto", "any", "tool", "none"):
+        found = dict(choice)  # already Anthropic's
+    elif (
+        isinstance(choice, Mapping)
+        and choice.get("type") == "function"
+        and isinstance(choice.get("function"), Mapping)
+        and isinstance(choice["function"].get("name"), str)
+    ):
+        found = {"type": "tool", "name": choice["function"]["name"]}
+    else:
+        raise ModuleConfigError(
+            f"tool_choice: expected 'auto', 'required', 'none' or {{'type': 'function', 'function': {{'name': ...}}}} "
+            f"(or Anthropic's own {{'type': 'auto' | 'any' | 'tool' | 'none'}}), got {choice!r}"
+        )
+    if parallel is False:
+        if found is not None and found["type"] == "none":
+            return found
+        found = {**(found or {"type": "auto"}), "disable_parallel_tool_use": True}
+    elif parallel not in (None, True):
+        raise ModuleConfigError(f"parallel_tool_calls: expected True or False, got {parallel!r}")
+    return found
+
+
 class AnthropicDialect:
     format: NativeFormat = "anthropic"
 
@@ -93,10 +128,16 @@ class AnthropicDialect:
         limit = options.pop("max_tokens", None) or options.pop("max_completion_tokens", None)
         options.pop("max_completion_tokens", None)
         stop = options.pop("stop", None)
+        temperature = options.get("temperature")
+        if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 1:
+            raise ModuleConfigError(f"temperature: Anthropic takes 0 to 1, got {temperature!r}")
+        choice = _tool_choice(options.pop("tool_choice", None), options.pop("parallel_tool_calls", None))
         body: dict[str, Any] = {"model": options.pop("model", model), "max_tokens": limit or DEFAULT_MAX_TOKENS}
         body.update(prompt)
         if stop is not None:
             body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        if choice is not None:
+            body["tool_choice"] = choice
         body.update(options)
         return Request(url=base_url + "/v1/messages", body=body)
 

@@ -6,7 +6,8 @@
   ``maxOutputTokens``, ``stop`` -> ``stopSequences``, ``temperature``,
   ``top_p`` -> ``topP``, ``top_k`` -> ``topK``, ``n`` -> ``candidateCount``,
   ``seed``, ``presence_penalty``/``frequency_penalty``. A ``generationConfig``
-  option is merged in; any other option (``safetySettings``, ``toolConfig``...)
+  option is merged in; OpenAI's ``tool_choice`` becomes ``toolConfig``'s
+  ``functionCallingConfig``; any other option (``safetySettings``, ``toolConfig``...)
   goes to the top level as given. ``model=`` picks the model in the URL.
 - **Headers**: the key in ``x-goog-api-key`` (never in the URL).
 - **Answer**: the first candidate's ``text`` parts are joined (``thought``
@@ -31,7 +32,7 @@ from typing import Any
 from urllib.parse import quote
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, StreamError
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
     Collected,
     Decoder,
@@ -83,6 +84,33 @@ class _Chunk:
     calls: list[ToolCall]
     finish: str | None
     usage: dict[str, Any] | None
+
+
+_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+
+
+def _function_calling(choice: Any, parallel: Any) -> dict[str, Any] | None:
+    """``toolConfig``'s ``functionCallingConfig`` for OpenAI's ``tool_choice`` (``"auto"`` -> AUTO,
+    ``"required"`` -> ANY, ``"none"`` -> NONE, a named function -> ANY with that one allowed)."""
+    if parallel is False:
+        raise ModuleConfigError("parallel_tool_calls=False: Gemini has no such setting (it may call several)")
+    if parallel not in (None, True):
+        raise ModuleConfigError(f"parallel_tool_calls: expected True or False, got {parallel!r}")
+    if choice is None:
+        return None
+    if isinstance(choice, str) and choice in _MODES:
+        return {"functionCallingConfig": {"mode": _MODES[choice]}}
+    if (
+        isinstance(choice, Mapping)
+        and choice.get("type") == "function"
+        and isinstance(choice.get("function"), Mapping)
+        and isinstance(choice["function"].get("name"), str)
+    ):
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [choice["function"]["name"]]}}
+    raise ModuleConfigError(
+        "tool_choice: expected 'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}} "
+        f"(or Gemini's own toolConfig=...), got {choice!r}"
+    )
 
 
 def _usage(raw: dict[str, Any]) -> dict[str, Any]:
@@ -150,8 +178,14 @@ class GeminiDialect:
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
         options = dict(options)
         name = str(options.pop("model", model)).removeprefix("models/")
+        calling = _function_calling(options.pop("tool_choice", None), options.pop("parallel_tool_calls", None))
         config = nested_options(options, _CONFIG, "stopSequences", "generationConfig")
         body: dict[str, Any] = {**prompt, **options}
+        if calling is not None:
+            tool_config = body.get("toolConfig")
+            if isinstance(tool_config, Mapping) and "functionCallingConfig" in tool_config:
+                raise ModuleConfigError("tool_choice and toolConfig.functionCallingConfig: give one of them")
+            body["toolConfig"] = {**(tool_config if isinstance(tool_config, Mapping) else {}), **calling}
         if config:
             body["generationConfig"] = config
         url = f"{base_url}/v1beta/models/{quote(name, safe='-._~')}:generateContent"

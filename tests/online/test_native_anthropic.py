@@ -131,8 +131,9 @@ def test_529_overloaded_is_retried_like_a_5xx_and_raised_when_it_persists(server
 
 
 def test_400_is_a_bad_request_error_with_the_servers_message(server):
-    with pytest.raises(BadRequestError, match="temperature") as info:
-        make(server)("hi", temperature=1.5)  # Anthropic's temperature stops at 1
+    # (a temperature above 1 is refused before sending now: test_native_tool_choice.py)
+    with pytest.raises(BadRequestError, match="stop_sequences") as info:
+        make(server)("hi", stop_sequences="END")  # Anthropic's own field, sent as given: a list is required
     assert info.value.request_id == "req_err"
     assert len(server.received) == 1
 

@@ -125,6 +125,15 @@ def validate(body: dict[str, Any]) -> None:
     system = body.get("system")
     if system is not None and not isinstance(system, (str, list)):
         raise bad("system: Input should be a valid string or list")
+    choice = body.get("tool_choice")
+    if choice is not None:
+        # a discriminated union: an object whose type is auto | any | tool | none ("tool" names the tool)
+        if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
+            raise bad("tool_choice: Input tag does not match any of the expected tags: 'auto', 'any', 'tool', 'none'")
+        if choice["type"] == "tool" and not isinstance(choice.get("name"), str):
+            raise bad("tool_choice.tool.name: Field required")
+        if set(choice) - {"type", "name", "disable_parallel_tool_use"}:
+            raise bad("tool_choice: Extra inputs are not permitted")
     stops = body.get("stop_sequences")
     if stops is not None and not (isinstance(stops, list) and all(isinstance(s, str) for s in stops)):
         raise bad("stop_sequences: Input should be a valid list of strings")

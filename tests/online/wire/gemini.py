@@ -135,6 +135,14 @@ def validate(body: dict[str, Any]) -> None:
             raise bad(f'Invalid JSON payload received. Unknown name "{name}" at \'generation_config\'')
         if name == "temperature" and not 0 <= value <= 2:
             raise bad("temperature must be between 0 and 2")
+    calling = (body.get("toolConfig") or {}).get("functionCallingConfig")
+    if calling is not None:
+        if set(calling) - {"mode", "allowedFunctionNames"}:
+            raise bad("Invalid JSON payload received. Unknown name at 'tool_config.function_calling_config'")
+        if calling.get("mode", "AUTO") not in ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED"):
+            raise bad("Invalid value at 'tool_config.function_calling_config.mode'")
+        if "allowedFunctionNames" in calling and calling.get("mode") not in ("ANY", "VALIDATED"):
+            raise bad("allowed_function_names may only be set when mode is ANY or VALIDATED")
     system = body.get("systemInstruction")
     if system is not None:
         if not isinstance(system, dict) or not all("text" in p for p in system.get("parts") or [None]):
