@@ -109,8 +109,15 @@ class ToolCallFunction(TypedDict):
     arguments: str
 
 
-class ToolCall(TypedDict):
-    """One tool call, in OpenAI shape: ``{"id", "type": "function", "function": {...}}``."""
+class _ToolCallExtra(TypedDict, total=False):
+    extra_content: dict[str, Any]
+    """A Gemini call's ``{"google": {"thought_signature": ...}}`` (the convention of Gemini's
+    OpenAI-compatible API), which goes back with it through ``history``."""
+
+
+class ToolCall(_ToolCallExtra):
+    """One tool call, in OpenAI shape: ``{"id", "type": "function", "function": {...}}`` (and, from
+    Gemini, ``extra_content``)."""
 
     id: str
     type: Literal["function"]

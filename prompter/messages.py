@@ -57,6 +57,10 @@ class ToolCall(NamedTuple):
     """The parsed arguments object."""
     arguments_json: str
     """The arguments as JSON text: the caller's own string when one was given."""
+    signature: str | None = None
+    """The provider's opaque signature of the call, sent back with it: Gemini's ``thoughtSignature``,
+    which Gemini 3 requires on every function call of the history. In OpenAI's tool-call shape it is
+    ``extra_content.google.thought_signature`` (the convention of Gemini's OpenAI-compatible API)."""
 
 
 class Message(NamedTuple):
@@ -203,7 +207,20 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
         call_id = ""
     if not isinstance(call_id, str):
         raise MessageError(f"{where}.id: expected str, got {_type_name(call_id)}")
-    return ToolCall(call_id, name, arguments, text)
+    return ToolCall(call_id, name, arguments, text, _signature(raw.get("extra_content"), where))
+
+
+def _signature(extra: object, where: str) -> str | None:
+    """``extra_content.google.thought_signature`` of a tool-call dict (None when absent)."""
+    if extra is None:
+        return None
+    google = extra.get("google") if isinstance(extra, Mapping) else None
+    signature = google.get("thought_signature") if isinstance(google, Mapping) else None
+    if signature is None:
+        return None
+    if not isinstance(signature, str):
+        raise MessageError(f"{where}.extra_content.google.thought_signature: expected str, got {_type_name(signature)}")
+    return signature
 
 
 def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message:

@@ -13,7 +13,9 @@
 - **Answer**: the first candidate's ``text`` parts are joined (``thought``
   parts left out); ``functionCall`` parts become OpenAI tool calls, with the
   call's ``id`` when Gemini gives one, else a fresh ``call_...`` id (the
-  prompter maps it back to the function's name for the ``functionResponse``);
+  prompter maps it back to the function's name for the ``functionResponse``),
+  and the part's ``thoughtSignature`` as ``extra_content.google.thought_signature``
+  (the prompter sends it back with the call, as Gemini 3 requires);
   ``finishReason`` is mapped (``STOP`` -> ``stop``, or ``tool_calls`` when
   functions were called; ``MAX_TOKENS`` -> ``length``; safety reasons and a
   blocked prompt -> ``content_filter``; any other -> ``stop``, the raw answer
@@ -163,7 +165,11 @@ def _read(data: Any, where: str) -> _Chunk:
             if args is not None and not isinstance(args, dict):
                 raise invalid(f"{here}.functionCall.args", "an object", args, where)
             ident = optional_str(call, "id", f"{here}.functionCall", where) or new_call_id()
-            calls.append(tool_call(ident, name, arguments_of(args)))
+            found = tool_call(ident, name, arguments_of(args))
+            signature = optional_str(part, "thoughtSignature", here, where)
+            if signature:  # sent back with the call in the next request (Gemini 3 requires it)
+                found["extra_content"] = {"google": {"thought_signature": signature}}
+            calls.append(found)
         elif "text" in part and not part.get("thought"):
             text = part["text"]
             if not isinstance(text, str):

@@ -6,7 +6,9 @@ What differs from OpenAI's chat completions:
   (left out when empty); system messages found in the history are folded
   into it, since ``contents`` takes only the ``user`` and ``model`` roles;
 * a message is ``{"role", "parts"}``; the assistant's role is ``model``;
-* tool calls are ``functionCall`` parts (``name``, ``args`` as an object);
+* tool calls are ``functionCall`` parts (``name``, ``args`` as an object), with
+  the call's ``thoughtSignature`` (``extra_content.google.thought_signature`` of
+  the OpenAI-shaped call) beside it when it has one;
 * a tool result is a ``functionResponse`` part of a ``user`` turn, naming the
   function (found through the ``tool_call_id`` of the earlier call) and
   carrying an object: the result itself when it is a JSON object, else
@@ -110,10 +112,11 @@ def _parts(message: Message, where: str, names: Mapping[str, str]) -> list[dict[
         text = plain_text(message.content, where, "a Gemini functionResponse")
         return [{"functionResponse": {"name": name, "response": _response(text)}}]
     parts = _content_parts(message.content, where)
-    parts += [
-        {"functionCall": {"name": call.name, "args": copy.deepcopy(dict(call.arguments))}}
-        for call in message.tool_calls
-    ]
+    for call in message.tool_calls:
+        part: dict[str, Any] = {"functionCall": {"name": call.name, "args": copy.deepcopy(dict(call.arguments))}}
+        if call.signature is not None:
+            part["thoughtSignature"] = call.signature  # Gemini 3 refuses its own call sent back without it
+        parts.append(part)
     return parts or [{"text": ""}]
 
 

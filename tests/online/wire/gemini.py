@@ -69,6 +69,10 @@ class GeminiServer(WireServer):
         self.tool_input = tool_input if tool_input is not None else {"city": "Paris"}
         self.piece = 9
         self.parallel = 1  # function calls per answer
+        # As a Gemini 3 model: each function call part carries a thoughtSignature, and a request whose
+        # history holds one of this server's calls without its signature is refused (400).
+        self.signatures = False
+        self.issued: set[str] = set()
 
     def handle(self, request: Received) -> Answer:
         url = urlsplit(request.path)
@@ -89,12 +93,18 @@ class GeminiServer(WireServer):
             raise bad("Invalid JSON payload received.")
         body = normal(request.body)
         validate(body)
+        if self.signatures:
+            self.check_signatures(body)
         last = body["contents"][-1]["parts"]
         answered = any("functionResponse" in part for part in last)
         declarations = [d for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])]
         if declarations and not answered:
             call = {"functionCall": {"name": declarations[0]["name"], "args": self.tool_input}}
-            parts: list[dict[str, Any]] = [call] * self.parallel
+            parts: list[dict[str, Any]] = [dict(call) for _ in range(self.parallel)]
+            if self.signatures:
+                for part in parts:
+                    part["thoughtSignature"] = f"sig-{len(self.issued)}"
+                    self.issued.add(part["thoughtSignature"])
         else:
             parts = [{"text": self.text}]
         usage = {"promptTokenCount": 9, "candidatesTokenCount": 4, "totalTokenCount": 13}
@@ -107,6 +117,15 @@ class GeminiServer(WireServer):
         if query.get("alt") != ["sse"]:
             raise bad("this test server streams only with alt=sse")
         return self.stream(model, parts, usage)
+
+    def check_signatures(self, body: dict[str, Any]) -> None:
+        for i, content in enumerate(body["contents"]):
+            for j, part in enumerate(content["parts"]):
+                if "functionCall" in part and part.get("thoughtSignature") not in self.issued:
+                    raise bad(
+                        f"Function call is missing a thought_signature in functionCall parts. This is required for "
+                        f"tools to work correctly (contents[{i}].parts[{j}])"
+                    )
 
     def stream(self, model: str, parts: list[dict[str, Any]], usage: dict[str, Any]) -> Answer:
         pieces: list[list[dict[str, Any]]] = []
