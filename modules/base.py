@@ -124,7 +124,12 @@ class ToolCall(_ToolCallExtra):
     function: ToolCallFunction
 
 
-class AssistantMessage(TypedDict):
+class _AssistantExtra(TypedDict, total=False):
+    thinking_blocks: list[dict[str, Any]]
+    """Anthropic's thinking blocks of the answer (extended thinking on), sent back first in the turn."""
+
+
+class AssistantMessage(_AssistantExtra):
     """The assistant's turn when it calls tools, in OpenAI message shape.
 
     A module call returns this (instead of a str) when the model called tools.
@@ -158,6 +163,8 @@ class Completion:
     finish_reason: str | None = None
     usage: Mapping[str, Any] | None = None
     raw: Any = None
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
+    """Anthropic's thinking blocks (extended thinking), which a turn that called tools must send back."""
 
 
 @dataclass(frozen=True)
@@ -364,9 +371,12 @@ class ModuleBase(Generic[RequestT]):
         """
         completion = self._complete(self.build_request(input, history, tools, **generation))
         if completion.tool_calls:
-            return AssistantMessage(
+            message = AssistantMessage(
                 role="assistant", content=completion.text or None, tool_calls=list(completion.tool_calls)
             )
+            if completion.thinking_blocks:
+                message["thinking_blocks"] = [dict(block) for block in completion.thinking_blocks]
+            return message
         return self._get_response(completion.text, input)
 
     def stream(

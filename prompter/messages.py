@@ -74,6 +74,10 @@ class Message(NamedTuple):
     content_null: bool = False
     """The caller gave ``content: None`` (an assistant message that only calls tools); ``content`` is then
     ``""`` for every renderer, and the OpenAI dialect sends ``null`` back, as the caller wrote it."""
+    thinking: tuple[Mapping[str, Any], ...] = ()
+    """The assistant's Anthropic thinking blocks (``thinking_blocks`` of the message dict: ``thinking``
+    with its ``signature``, or ``redacted_thinking`` with its ``data``), sent back first in its turn, as
+    Anthropic requires of a turn that called tools with extended thinking on; other dialects leave them out."""
 
 
 Turn = tuple[str, str] | Message
@@ -262,7 +266,35 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
-    return Message(role, content, calls, tool_call_id, name, null)  # type: ignore[arg-type]
+    thinking = _thinking_from(raw.get("thinking_blocks"), role, f"{where}.thinking_blocks")
+    return Message(role, content, calls, tool_call_id, name, null, thinking)  # type: ignore[arg-type]
+
+
+_THINKING_FIELDS = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
+
+
+def _thinking_from(raw: object, role: str, where: str) -> tuple[Mapping[str, Any], ...]:
+    """Anthropic thinking blocks, checked and copied (each field a str, as the API gives them)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)):
+        raise MessageError(f"{where}: expected a list of thinking blocks, got {_type_name(raw)}")
+    if raw and role != "assistant":
+        raise MessageError(f"{where}: only assistant messages carry thinking blocks, not {role}")
+    blocks = []
+    for i, block in enumerate(raw):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        fields = _THINKING_FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is None:
+            raise MessageError(
+                f"{where}[{i}]: expected a block of type 'thinking' or 'redacted_thinking', got {_shown(block)}"
+            )
+        assert isinstance(block, Mapping)  # noqa: S101 - checked above
+        for field in fields:
+            if not isinstance(block.get(field), str):
+                raise MessageError(f"{where}[{i}].{field}: expected str, got {_type_name(block.get(field))}")
+        blocks.append({"type": kind, **{field: block[field] for field in fields}})
+    return tuple(blocks)
 
 
 def normalize_history(history: object, where: str = "history") -> tuple[Turn, ...]:

@@ -157,6 +157,7 @@ class AnthropicDialect:
             raise invalid("content", "an array of content blocks", content)
         texts: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[dict[str, Any]] = []  # sent back with the turn (a tool-use turn needs them)
         for i, block in enumerate(content):
             here = f"content[{i}]"
             block = read_object(block, here)
@@ -168,13 +169,16 @@ class AnthropicDialect:
                 texts.append(text)
             elif kind == "tool_use":
                 calls.append(_tool_use(block, here))
-            # other blocks (thinking, server tools' results) carry no answer text
+            elif kind in ("thinking", "redacted_thinking"):
+                thinking.append(_thinking(block, here))
+            # other blocks (server tools' results) carry no answer text
         return Completion(
             text="".join(texts),
             tool_calls=tuple(calls),
             finish_reason=finish_reason(optional_str(body, "stop_reason", "the top level")),
             usage=_usage(body.get("usage")),
             raw=data,
+            thinking_blocks=tuple(thinking),
         )
 
     def is_auth_failure(self, status: int, body: Any) -> bool:
@@ -200,6 +204,18 @@ def _tool_use(block: Mapping[str, Any], here: str, where: str = "the answer") ->
     return tool_call(ident, name, arguments_of(arguments))
 
 
+def _thinking(block: Mapping[str, Any], where: str, stream: bool = False) -> dict[str, Any]:
+    """A thinking block as the API gave it (``thinking`` + ``signature``, or ``redacted_thinking``'s ``data``)."""
+    fields = ("thinking", "signature") if block.get("type") == "thinking" else ("data",)
+    kept: dict[str, Any] = {"type": block.get("type")}
+    for name in fields:
+        value = block.get(name, "" if stream else None)  # a streamed block starts empty and grows by deltas
+        if not isinstance(value, str):
+            raise invalid(f"{where}.{name}", "a string", value, _WHERE if stream else "the answer")
+        kept[name] = value
+    return kept
+
+
 @dataclass
 class _Block:
     kind: str
@@ -207,6 +223,7 @@ class _Block:
     name: str = ""
     start_input: Any = None
     json: list[str] = field(default_factory=list)
+    thinking: dict[str, Any] | None = None  # a thinking block, filled by its deltas
 
 
 @dataclass
@@ -246,6 +263,8 @@ class AnthropicStreamState(Collected):
                 start.id = optional_str(block, "id", "content_block", _WHERE) or ""
                 start.name = optional_str(block, "name", "content_block", _WHERE) or ""
                 start.start_input = block.get("input")
+            elif start.kind in ("thinking", "redacted_thinking"):
+                start.thinking = _thinking(block, "content_block", stream=True)
             self._blocks[index] = start
             text = block.get("text") if start.kind == "text" else None
             if isinstance(text, str) and text:
@@ -291,7 +310,21 @@ class AnthropicStreamState(Collected):
             if block is None or block.kind != "tool_use":
                 raise invalid(f"content block {index}", "a tool_use block started before its input", None, _WHERE)
             block.json.append(piece)
+        if kind in ("thinking_delta", "signature_delta"):
+            name = "thinking" if kind == "thinking_delta" else "signature"
+            piece = delta.get(name)
+            block = self._blocks.get(index)
+            if not isinstance(piece, str):
+                raise invalid(f"delta.{name}", "a string", piece, _WHERE)
+            if block is None or block.thinking is None or block.kind != "thinking":
+                raise invalid(f"content block {index}", "a thinking block started before its deltas", None, _WHERE)
+            block.thinking[name] += piece
         return None  # thinking and signature deltas carry no answer text
+
+    @property
+    def thinking_blocks(self) -> tuple[dict[str, Any], ...]:
+        """The answer's thinking blocks, whole, in order (a tool-use turn sends them back)."""
+        return tuple(dict(b.thinking) for _, b in sorted(self._blocks.items()) if b.thinking is not None)
 
     def _final(self) -> StreamDelta | None:
         if self._emitted:

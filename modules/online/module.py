@@ -438,6 +438,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 raise failure
             done = self._parse_completion(body, response.status_code)
             end.usage, end.model, end.ended = done.usage, model_of(done.raw), True
+            end.thinking_blocks = done.thinking_blocks
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
         return self._iter_stream(response, outcome.deadline, end)
 
@@ -594,6 +595,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 )
             if end is not None:  # read to its end: the whole response is known
                 end.usage, end.model, end.ended = getattr(state, "usage", None), getattr(state, "model", None), True
+                end.thinking_blocks = tuple(getattr(state, "thinking_blocks", ()))
             rest = shown.flush()
             if rest:
                 yield StreamDelta(text=rest)

@@ -45,13 +45,18 @@ class Response:
     model: str | None = None
     request_id: str | None = None
     raw: Any = None
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
     @property
     def message(self) -> dict[str, Any]:
-        """The assistant turn, in OpenAI message shape, ready to append to ``history``."""
+        """The assistant turn, in OpenAI message shape, ready to append to ``history`` (with Anthropic's
+        ``thinking_blocks`` when the answer had some: a turn that called tools must send them back)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if self.tool_calls:
-            return {"role": "assistant", "content": self.text or None, "tool_calls": list(self.tool_calls)}
-        return {"role": "assistant", "content": self.text}
+            message = {"role": "assistant", "content": self.text or None, "tool_calls": list(self.tool_calls)}
+        if self.thinking_blocks:
+            message["thinking_blocks"] = [dict(block) for block in self.thinking_blocks]
+        return message
 
     @classmethod
     def of(cls, completion: Completion, request_id: str | None) -> Response:
@@ -63,6 +68,7 @@ class Response:
             model=model_of(completion.raw),
             request_id=request_id or _body_request_id(completion.raw),
             raw=completion.raw,
+            thinking_blocks=completion.thinking_blocks,
         )
 
 
@@ -96,6 +102,7 @@ class StreamEnd:
     usage: Mapping[str, Any] | None = None
     model: str | None = None
     ended: bool = False
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
 
 class OnlineChatStream(ChatStream):
@@ -117,4 +124,5 @@ class OnlineChatStream(ChatStream):
             usage=self.end.usage,
             model=self.end.model,
             request_id=self.end.request_id,
+            thinking_blocks=self.end.thinking_blocks,
         )

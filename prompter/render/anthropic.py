@@ -6,7 +6,8 @@ What differs from OpenAI's chat completions:
   system messages found in the history are folded into it, since
   ``messages`` takes only the ``user`` and ``assistant`` roles;
 * tool calls are ``tool_use`` blocks of the assistant message, with their
-  arguments as an object (``input``);
+  arguments as an object (``input``); the message's ``thinking_blocks`` (from
+  an answer with extended thinking on) come first in it, as the API requires;
 * tool results are ``tool_result`` blocks of a *user* message;
 * consecutive messages of one role are merged into one message of blocks
   (user and assistant must alternate: a run of tool results becomes one user
@@ -99,9 +100,10 @@ def _message(message: Message, where: str) -> dict[str, Any]:
         return {"role": "user", "content": [result]}
     if message.role == "user":
         return {"role": "user", "content": _content(message.content, where)}
-    if not message.tool_calls:
+    thinking = [dict(block) for block in message.thinking]  # first in the turn, as the API requires
+    if not message.tool_calls and not thinking:
         return {"role": "assistant", "content": _content(message.content, where, images=False)}
-    blocks = _blocks(message.content, where, images=False)
+    blocks = thinking + _blocks(message.content, where, images=False)
     for k, call in enumerate(message.tool_calls):
         if not call.id:
             raise MessageError(

@@ -47,6 +47,7 @@ class AnthropicServer(WireServer):
         self.tool_input = tool_input if tool_input is not None else {"city": "Paris"}
         self.piece = 7
         self.parallel = 1  # tool calls per answer
+        self.signed: set[str] = set()  # signatures of the thinking blocks this server wrote
 
     def handle(self, request: Received) -> Answer:
         if request.method != "POST" or request.path != "/v1/messages":
@@ -61,6 +62,9 @@ class AnthropicServer(WireServer):
         if not isinstance(body, dict):
             raise bad("the body must be a JSON object")
         validate(body)
+        thinking = _thinking_on(body)
+        if thinking:
+            self.check_thinking(body)
         last = body["messages"][-1]
         answered = isinstance(last["content"], list) and any(b["type"] == "tool_result" for b in last["content"])
         blocks: list[dict[str, Any]]
@@ -69,6 +73,10 @@ class AnthropicServer(WireServer):
             blocks = [{"type": "tool_use", "id": "toolu_01A" if i == 0 else f"toolu_0{i + 1}A", "name": tool, "input": self.tool_input}
                       for i in range(self.parallel)]  # fmt: skip
             stop = "tool_use"
+            if thinking:  # extended thinking: the answer opens with a signed thinking block
+                signature = f"EqQBCgIYAh{len(self.signed)}"
+                self.signed.add(signature)
+                blocks.insert(0, {"type": "thinking", "thinking": "The user wants the weather.", "signature": signature})
         else:
             blocks = [{"type": "text", "text": self.text}]
             stop = "end_turn"
@@ -92,6 +100,11 @@ class AnthropicServer(WireServer):
                 start = {"type": "text", "text": ""}
                 text = block["text"]
                 deltas = [{"type": "text_delta", "text": text[j : j + 4]} for j in range(0, len(text), 4)]
+            elif block["type"] == "thinking":
+                start = {"type": "thinking", "thinking": "", "signature": ""}
+                text = block["thinking"]
+                deltas = [{"type": "thinking_delta", "thinking": text[j : j + 6]} for j in range(0, len(text), 6)]
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
             else:
                 start = {**block, "input": {}}
                 raw = json.dumps(block["input"])
@@ -104,6 +117,39 @@ class AnthropicServer(WireServer):
         events.append(("message_stop", {"type": "message_stop"}))
         data = b"".join(sse(name, value) for name, value in events)
         return Answer(200, {"Content-Type": "text/event-stream", "request-id": "req_01"}, chunks=split_every(data, self.piece))
+
+
+    def check_thinking(self, body: dict[str, Any]) -> None:
+        """As the API with thinking on: the last assistant turn, when it called tools, opens with a thinking
+        block (signed by this server, unchanged)."""
+        messages = body["messages"]
+        turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        if not turns:
+            return
+        i = turns[-1]
+        content = messages[i]["content"]
+        if not (isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)):
+            return
+        first = content[0]
+        if first.get("type") not in ("thinking", "redacted_thinking"):
+            raise bad(
+                f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with "
+                "a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks)."
+            )
+        if first["type"] == "thinking" and first.get("signature") not in self.signed:
+            raise bad(f"messages.{i}.content.0: Invalid `signature` in `thinking` block")
+
+
+def _thinking_on(body: dict[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    if thinking is None:
+        return False
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
+        raise bad("thinking: Input tag does not match any of the expected tags: 'enabled', 'disabled'")
+    if thinking["type"] == "enabled" and (type(thinking.get("budget_tokens")) is not int or thinking["budget_tokens"] < 1024):
+        raise bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    return thinking["type"] == "enabled"
 
 
 def sse(name: str, value: Any) -> bytes:
@@ -190,6 +236,12 @@ def _content(message: dict[str, Any], i: int, pending: set[str]) -> set[str]:
             elif source.get("type") != "url" or not isinstance(source.get("url"), str):
                 raise bad(f"{where}.source: Input tag does not match 'base64' or 'url'")
             results_done = True
+        elif kind in ("thinking", "redacted_thinking"):
+            if role != "assistant":
+                raise bad(f"{where}: thinking blocks are only accepted in assistant messages")
+            needed = ("thinking", "signature") if kind == "thinking" else ("data",)
+            if any(not isinstance(block.get(name), str) for name in needed) or set(block) - {"type", *needed}:
+                raise bad(f"{where}: a {kind} block needs exactly {', '.join(needed)}")
         elif kind == "tool_use":
             if role != "assistant":
                 raise bad(f"{where}: tool_use blocks are only accepted in assistant messages")
