@@ -124,6 +124,22 @@ _MAX_ERROR_BODY = 1 << 20
 MAX_RESPONSE_BYTES = 32 << 20
 
 
+def _check_header(name: Any, value: Any) -> None:
+    """Refuse a header HTTP cannot carry as given (the HTTP library raised a bare error, or took a line
+    break as the start of another header): a str name of visible ASCII, a str value in Latin-1 with no
+    line break or other control character."""
+    if not isinstance(name, str) or not name or any(not "!" <= c <= "~" or c == ":" for c in name):
+        raise ModuleConfigError(f"headers: {name!r} is not a header name (visible ASCII, no ':' or space)")
+    if not isinstance(value, str):
+        raise ModuleConfigError(f"headers[{name!r}]: expected a str value, got {type(value).__name__}")
+    for i, char in enumerate(value):
+        if (ord(char) < 32 and char != "\t") or ord(char) == 127 or ord(char) > 255:
+            raise ModuleConfigError(
+                f"headers[{name!r}]: the value holds U+{ord(char):04X} at position {i}; a header value is "
+                "Latin-1 text without line breaks or control characters"
+            )
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat-completions request as a plain value: where it goes, its headers (no key), its body."""
@@ -299,6 +315,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         for name, value in self._headers.items():
             if isinstance(value, str) and value in secrets_of_headers({name: value}):
                 check_secret(value, f"headers[{name!r}]", spaces=True)
+            else:
+                _check_header(name, value)
         self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
         mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
 

@@ -81,3 +81,29 @@ def test_a_plain_key_and_a_bearer_header_still_work() -> None:
             headers={"Authorization": f"Bearer {KEY}"},
         )
         assert other("hi") == "ok"
+
+
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        ({"X-Title": "demo\r\nX-Injected: 1"}, r"headers\['X-Title'\]: the value holds U\+000D at position 4"),
+        ({"X-Title": "\u65e5\u672c"}, r"headers\['X-Title'\]: the value holds U\+65E5 at position 0"),
+        ({"X Title": "demo"}, "is not a header name"),
+        ({"X-Count": 3}, r"headers\['X-Count'\]: expected a str value, got int"),
+    ],
+)
+def test_header_injection_and_headers_http_cannot_carry_are_refused_when_the_module_is_made(
+    headers: dict[str, object], named: str
+) -> None:
+    with pytest.raises(ModuleConfigError, match=named):
+        OnlineChatModule(source="openai", model="m", base_url="http://127.0.0.1:9", api_key=KEY, headers=headers)
+
+
+def test_an_ordinary_latin_1_header_is_sent() -> None:
+    with FaultServer() as server:
+        server.script.append(Reply(200, _body()))
+        module = OnlineChatModule(
+            source="openai", model="m", base_url=server.base_url, api_key=KEY, headers={"X-Title": "caf\u00e9\tbar"}
+        )
+        assert module("hi") == "ok"
+        assert server.requests[0].headers["x-title"] in ("caf\u00e9\tbar", "caf\u00c3\u00a9\tbar")
