@@ -23,12 +23,26 @@ from prompter.instruction import InstructionTemplate
 __all__ = ["join"]
 
 
-def _text(value: object, where: str) -> str:
-    """Content as text: a str as is, numbers and bools as ``str()`` does, other JSON values as JSON."""
+# what PromptEngine writes with Python's str(): text, numbers, bools, None and plain containers
+_WRITTEN = (str, int, float, Mapping, list, tuple, type(None))
+
+
+def _written(value: object, where: str) -> str:
+    """A value as AgentScope's string prompt writes it: Python's ``str()`` (``{'a': 1}``, ``None``).
+
+    Other objects are refused: their ``str()`` is mostly a repr such as ``<object at 0x...>``."""
+    if isinstance(value, _WRITTEN):
+        return str(value)
+    raise PromptTypeError(
+        f"{where}: expected text, a number, None, a dict or a list, got {type(value).__name__}; convert it to str first"
+    )
+
+
+def _json(value: object, where: str) -> str:
+    """Content of a message in a list prompt: text as is, other JSON values as JSON (``true``,
+    ``{"a": 1}``), as AgentScope's ``to_openai_dict`` writes them."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (int, float)):
-        return str(value)
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -42,58 +56,65 @@ def _filled(text: str, format_map: Mapping[str, Any] | None, where: str) -> str:
     missing = [slot for slot in template.slots if slot not in format_map]
     if missing:
         raise MissingSlotError(f"{where}: format_map has no value for {{{missing[0]}}}; add it or write {{{{ }}}} ")
-    return template.fill({slot: _text(format_map[slot], f"format_map[{slot!r}]") for slot in template.slots})
+    return template.fill({slot: _written(format_map[slot], f"format_map[{slot!r}]") for slot in template.slots})
+
+
+def _content(item: Mapping[str, Any], where: str) -> Any:
+    content = item.get("content")
+    if content is None:
+        # PromptEngine writes the whole dict's repr here (a list prompt: a message without content)
+        raise MessageError(f"{where}: a message needs 'content' (text, a number, a dict or a list); got none")
+    return content
 
 
 def _message(item: Mapping[str, Any], where: str) -> dict[str, Any]:
-    if "content" not in item:
-        raise MessageError(f"{where}: a message needs 'content'")
+    content = _content(item, where)
     out: dict[str, Any] = {}
     if "name" in item:
-        out["name"] = _text(item["name"], f"{where}.name")
-    out["role"] = _text(item["role"], f"{where}.role") if "role" in item else "assistant"
-    out["content"] = _text(item["content"], f"{where}.content")
+        out["name"] = _written(item["name"], f"{where}.name")
+    out["role"] = _written(item["role"], f"{where}.role") if "role" in item else "assistant"
+    out["content"] = _json(content, f"{where}.content")
     return out
 
 
 def _line(item: Mapping[str, Any], where: str) -> str:
-    if item.get("content") is None:
-        raise MessageError(f"{where}: a message needs 'content'")
+    content = _written(_content(item, where), f"{where}.content")
     speaker = item.get("name") or item.get("role")
-    content = _text(item["content"], f"{where}.content")
-    return content if not speaker else f"{_text(speaker, where + '.name')}: {content}"
+    return content if not speaker else f"{_written(speaker, where + '.name')}: {content}"
 
 
-def _as_text(parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, where: str) -> str:
+def _as_text(parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, where: str, top: bool = True) -> str:
     lines: list[str] = []
     for i, part in enumerate(parts):
         here = f"{where}[{i}]"
-        if part is None:
-            continue
+        if part is None and top:
+            continue  # PromptEngine leaves out None parts, but writes "None" for one inside a list
         if isinstance(part, (list, tuple)):
             if part:  # an empty memory adds no empty line
-                lines.append(_as_text(tuple(part), None, here))
+                lines.append(_as_text(tuple(part), None, here, top=False))
         elif isinstance(part, Mapping):
             lines.append(_line(part, here))
         elif isinstance(part, str):
             lines.append(_filled(part, format_map, here))
         else:
-            lines.append(_text(part, here))
+            lines.append(_written(part, here))
     return "\n".join(lines)
 
 
-def _as_messages(parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, where: str) -> list[dict[str, Any]]:
+def _as_messages(
+    parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, where: str, top: bool = True
+) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     for i, part in enumerate(parts):
         here = f"{where}[{i}]"
-        if part is None:
+        if part is None and top:
             continue
         if isinstance(part, (list, tuple)):
-            messages.extend(_as_messages(tuple(part), None, here))
+            messages.extend(_as_messages(tuple(part), None, here, top=False))
         elif isinstance(part, Mapping):
             messages.append(_message(part, here))
         else:
-            text = _filled(part, format_map, here) if isinstance(part, str) else _text(part, here)
+            text = _filled(part, format_map, here) if isinstance(part, str) else _written(part, here)
             messages.append({"role": "assistant", "content": text})
     return messages
 
@@ -101,11 +122,14 @@ def _as_messages(parts: tuple[Any, ...], format_map: Mapping[str, Any] | None, w
 def join(*parts: Any, format_map: Mapping[str, Any] | None = None, as_messages: bool = False) -> Any:
     """Join prompt parts into one string, or (``as_messages=True``) a list of message dicts.
 
-    ``None`` parts are left out. In a string, a message dict becomes a ``name: content`` line
-    (the role when it has no name) and a list is joined the same way; in a list of messages, a
-    plain string becomes ``{"role": "assistant", "content": ...}`` as AgentScope writes it, and a
-    dict keeps its ``name`` and ``role`` (``"assistant"`` when absent). Non-string content is
-    JSON-encoded. The caller's objects are never changed.
+    ``None`` parts are left out (inside a list, one is written ``None``, as AgentScope does). In a
+    string, a message dict becomes a ``name: content`` line (the role when it has no name) and a
+    list is joined the same way; other values, a message's non-string content and
+    ``format_map``'s values are written as Python's ``str()`` writes them (``{'temp': 18}``). In a
+    list of messages, a plain string becomes ``{"role": "assistant", "content": ...}`` as
+    AgentScope writes it, a dict keeps its ``name`` and ``role`` (``"assistant"`` when absent), and
+    its non-string content is JSON-encoded. A message without content is a :class:`MessageError`.
+    The caller's objects are never changed.
     """
     if format_map is not None and not isinstance(format_map, Mapping):
         raise PromptTypeError(f"format_map: expected a dict, got {type(format_map).__name__}")

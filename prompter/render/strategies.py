@@ -15,8 +15,10 @@ A conversation is rearranged here, before any dialect renders it, in three steps
      speaker's assistant turn carries media that the dialect's assistant turns cannot carry
      (OpenAI, GLM, Anthropic, DashScope): the image then reaches the model in the user turn;
    * ``"multi_agent"`` merges everything after the system prompt into one user message:
-     the history header and one ``name: text`` line per message, the media of every
-     message after the text (beside it as ``images`` for Ollama);
+     the history header and one ``name: text`` line per message (Anthropic: per text block;
+     DashScope under 0.1.x's header: none for a message with empty text, as AgentScope 0.1.x's
+     formatters write them), the media of every message after the text (beside it as
+     ``images`` for Ollama);
    * ``"auto"`` is ``"chat"`` when at most two speakers talk (the speaker being the name, or
      the role when there is none), else ``"multi_agent"`` -- AgentScope's ``format_auto``
      as its docstring describes it (its code counts messages, not speakers).
@@ -209,21 +211,32 @@ def _speaker_label(message: Message) -> str:
     return name
 
 
-def _lines(messages: list[Message]) -> tuple[list[str], list[ContentPart]]:
-    """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts."""
+def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str], list[ContentPart]]:
+    """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts.
+
+    Two dialects follow their AgentScope 0.1.x formatter where it differs: Anthropic's writes one
+    line per text block of a message, and DashScope's (not 0.0.x's wrappers, whose header is
+    ``LEGACY_HEADER``) writes no line for a message whose text is empty."""
+    per_block = dialect == "anthropic"
+    skip_empty = dialect == "dashscope" and header != LEGACY_HEADER
     lines: list[str] = []
     media: list[ContentPart] = []
     for message in messages:
-        text = _text(message.content)
         if message.role == "tool":
+            text = _text(message.content)
             result = {"type": "tool_result", "id": message.tool_call_id, "name": message.name, "output": text}
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
             continue
-        has_text = isinstance(message.content, str) or any(part.type == "text" for part in message.content)
-        if text or (has_text and not message.tool_calls):
-            # an empty text is still a turn: AgentScope writes "Bob: " (0.1.x skips only a message
-            # with no text block at all, as a tool call alone is)
-            lines.append(f"{_speaker_label(message)}: {text}")
+        if isinstance(message.content, str):
+            texts = [message.content]
+        else:
+            texts = [part.text for part in message.content if part.type == "text"]
+        said = any(texts)
+        # an empty text is still a turn: AgentScope writes "Bob: " (0.1.x skips only a message
+        # with no text block at all, as a tool call alone is; its DashScope formatter one with no text)
+        if said or (texts and not message.tool_calls and not skip_empty):
+            label = _speaker_label(message)
+            lines.extend(f"{label}: {text}" for text in (texts if per_block else ["\n".join(texts)]))
         for call in message.tool_calls:
             use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
             lines.append(f"<tool_use>{json.dumps(use, ensure_ascii=False)}</tool_use>")
@@ -239,7 +252,7 @@ def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
     if messages and messages[0].role == "system" and not conv.system_text:
         first_system, messages = _text(messages[0].content), messages[1:]  # AgentScope: a leading system Msg
     system = conv.system_text or first_system
-    lines, media = _lines(messages)
+    lines, media = _lines(messages, dialect, header)
     place = _SYSTEM_PLACE.get(dialect, "field")
     if dialect == "openai" and header == LEGACY_HEADER:
         # 0.0.x's one merged OpenAI-format body (LiteLLMChatWrapper) is a single user message that

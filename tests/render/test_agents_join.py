@@ -59,8 +59,11 @@ def test_missing_format_map_key_names_the_slot() -> None:
         prompter.join("Weather in {location}", format_map={})
 
 
-def test_structured_content_is_json_encoded() -> None:
-    assert prompter.join({"name": "tool", "content": {"temp": 18}}) == 'tool: {"temp": 18}'
+def test_structured_content_is_str_in_a_string_prompt_and_json_in_a_list_prompt() -> None:
+    """AgentScope 0.0.4/0.0.6a2 ``utils/tools.py``: ``to_dialog_str`` writes f"{speaker}: {content}",
+    ``to_openai_dict`` JSON-encodes through ``_convert_to_str``."""
+    assert prompter.join({"name": "tool", "content": {"temp": 18}}) == "tool: {'temp': 18}"
+    assert prompter.join({"name": "tool", "content": {"temp": 18}}, as_messages=True)[0]["content"] == '{"temp": 18}'
 
 
 @pytest.mark.parametrize(
