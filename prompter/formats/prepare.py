@@ -38,13 +38,13 @@ naming ``messages[i]`` (and the tool call or part).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
+from prompter.formats.plain_data import plain
 from prompter.formats.sandbox import CompiledTemplate, render_template
 from prompter.messages import Message, message_from_dict
 
@@ -71,38 +71,6 @@ DOCUMENTS_PREAMBLE = "# Documents\n\nUse the following documents. One JSON objec
 
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-
-def plain(value: Any) -> Any:
-    """A fresh copy of ``value`` made of plain JSON-like types (as transformers does)."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if kind is dict:
-        return {k if type(k) is str else plain(k): v if type(v) is str else plain(v) for k, v in value.items()}
-    if kind is list:
-        return [v if type(v) is str else plain(v) for v in value]
-    return _plain_other(value)
-
-
-def _plain_other(value: Any) -> Any:
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, Mapping):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(plain(v) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return f"<{type(value).__name__}>"
 
 
 def _text_parts(content: list[Any], where: str) -> str:
