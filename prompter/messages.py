@@ -266,15 +266,16 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
-    thinking = _thinking_from(raw.get("thinking_blocks"), role, f"{where}.thinking_blocks")
+    thinking = () if "thinking_blocks" not in raw else _thinking_from(raw["thinking_blocks"], role, where)
     return Message(role, content, calls, tool_call_id, name, null, thinking)  # type: ignore[arg-type]
 
 
 _THINKING_FIELDS = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
 
 
-def _thinking_from(raw: object, role: str, where: str) -> tuple[Mapping[str, Any], ...]:
+def _thinking_from(raw: object, role: str, message: str) -> tuple[Mapping[str, Any], ...]:
     """Anthropic thinking blocks, checked and copied (each field a str, as the API gives them)."""
+    where = f"{message}.thinking_blocks"
     if raw is None:
         return ()
     if not isinstance(raw, (list, tuple)):
