@@ -292,9 +292,9 @@ def _thinking_from(raw: object, role: str, message: str) -> tuple[Mapping[str, A
             )
         assert isinstance(block, Mapping)  # noqa: S101 - checked above
         for field in fields:
-            if not isinstance(block.get(field), str):
-                raise MessageError(f"{where}[{i}].{field}: expected str, got {_type_name(block.get(field))}")
-        blocks.append({"type": kind, **{field: block[field] for field in fields}})
+            if field in block and not isinstance(block[field], str):
+                raise MessageError(f"{where}[{i}].{field}: expected str, got {_type_name(block[field])}")
+        blocks.append({"type": kind, **{field: block[field] for field in fields if field in block}})
     return tuple(blocks)
 
 

@@ -209,7 +209,9 @@ def _thinking(block: Mapping[str, Any], where: str, stream: bool = False) -> dic
     fields = ("thinking", "signature") if block.get("type") == "thinking" else ("data",)
     kept: dict[str, Any] = {"type": block.get("type")}
     for name in fields:
-        value = block.get(name, "" if stream else None)  # a streamed block starts empty and grows by deltas
+        if name not in block and not stream:
+            continue  # kept as the API gave it: sending it back is the API's to judge
+        value = block.get(name, "")  # a streamed block starts empty and grows by deltas
         if not isinstance(value, str):
             raise invalid(f"{where}.{name}", "a string", value, _WHERE if stream else "the answer")
         kept[name] = value

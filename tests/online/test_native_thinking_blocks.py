@@ -102,3 +102,24 @@ def test_other_dialects_leave_thinking_blocks_out_and_bad_ones_are_refused() -> 
         p.generate_prompt("more", history=[{"role": "assistant", "content": "x", "thinking_blocks": [{"type": "x"}]}])
     with pytest.raises(MessageError, match="only assistant messages carry thinking blocks"):
         p.generate_prompt("more", history=[{"role": "user", "content": "x", "thinking_blocks": blocks}])
+
+
+def test_a_thinking_block_missing_a_field_neither_breaks_the_answer_nor_its_round_trip() -> None:
+    from fault_server import FaultServer, Reply
+
+    body = {
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "thinking", "thinking": "summarised"}, {"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2},
+    }  # fmt: skip
+    with FaultServer() as server:
+        server.script.append(Reply(200, body))
+        module = OnlineChatModule("anthropic", model="m", base_url=server.base_url, api_key=KEY, max_retries=0)
+        response = module.respond("hi")
+    assert response.text == "ok" and response.thinking_blocks == ({"type": "thinking", "thinking": "summarised"},)
+    sent = ChatPrompter("s").generate_prompt("more", history=[response.message], format="anthropic")
+    assert sent["messages"][0]["content"][0] == {"type": "thinking", "thinking": "summarised"}
+    with pytest.raises(MessageError, match=r"thinking_blocks\[0\]\.signature: expected str, got int"):
+        ChatPrompter("s").generate_prompt(
+            "x", history=[{"role": "assistant", "content": "y", "thinking_blocks": [{"type": "thinking", "signature": 1}]}]
+        )
