@@ -145,7 +145,11 @@ def _tool_calls_of(message: Mapping[str, Any], path: str) -> tuple[ToolCall, ...
         if not isinstance(name, str) or not name:
             raise invalid(f"{here}.function.name", "a non-empty string", name)
         arguments = read_arguments(function.get("arguments"), f"{here}.function.arguments")
-        out.append(ToolCall(id=ident, type="function", function={"name": name, "arguments": arguments}))
+        found = ToolCall(id=ident, type="function", function={"name": name, "arguments": arguments})
+        extra = call.get("extra_content")
+        if isinstance(extra, dict) and extra:  # Gemini's OpenAI-compatible API: the call's thought signature
+            found["extra_content"] = extra
+        out.append(found)
     return tuple(out)
 
 

@@ -202,6 +202,7 @@ class _PartialCall:
     type: str = "function"
     name: str = ""
     arguments: str = ""
+    extra: dict[str, Any] | None = None  # extra_content (Gemini's OpenAI-compatible API: a thought signature)
 
 
 @dataclass
@@ -239,13 +240,14 @@ class ChatStreamState:
         for index, c in sorted(self._calls.items()):
             if not c.name:
                 raise invalid(f"tool call {index}: function.name", "a non-empty string", c.name, _WHERE)
-            calls.append(
-                ToolCall(
-                    id=self.scrub(c.id),
-                    type="function",
-                    function={"name": self.scrub(c.name), "arguments": self.scrub(c.arguments)},
-                )
+            call = ToolCall(
+                id=self.scrub(c.id),
+                type="function",
+                function={"name": self.scrub(c.name), "arguments": self.scrub(c.arguments)},
             )
+            if c.extra is not None:
+                call["extra_content"] = c.extra
+            calls.append(call)
         return tuple(calls)
 
     def on_event(self, event: ServerSentEvent) -> StreamDelta | None:
@@ -336,6 +338,9 @@ class ChatStreamState:
         if name and name != partial.name:
             partial.name += name
         partial.arguments += arguments
+        extra = call.get("extra_content")
+        if isinstance(extra, dict) and extra:
+            partial.extra = extra
 
     def _final_delta(self) -> StreamDelta | None:
         if self._emitted_calls:

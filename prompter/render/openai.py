@@ -55,15 +55,22 @@ def _input_audio(url: str) -> dict[str, str] | None:
     return {"data": data, "format": fmt}
 
 
-def tool_call_dicts(message: Message) -> list[dict[str, Any]]:
-    """The assistant's tool calls in OpenAI's shape, arguments as JSON text."""
-    return [
-        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
-        for call in message.tool_calls
-    ]
+def tool_call_dicts(message: Message, signatures: bool = False) -> list[dict[str, Any]]:
+    """The assistant's tool calls in OpenAI's shape, arguments as JSON text; with *signatures* (the OpenAI
+    dialect itself), a call that came with a Gemini thought signature carries it back in ``extra_content``,
+    as Gemini's OpenAI-compatible API wants (the dialects built on this one leave it out)."""
+    calls = []
+    for call in message.tool_calls:
+        item: dict[str, Any] = {
+            "id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}
+        }  # fmt: skip
+        if signatures and call.signature is not None:
+            item["extra_content"] = {"google": {"thought_signature": call.signature}}
+        calls.append(item)
+    return calls
 
 
-def message_dict(message: Message, keep_null: bool = False) -> dict[str, Any]:
+def message_dict(message: Message, keep_null: bool = False, signatures: bool = False) -> dict[str, Any]:
     """A fresh OpenAI message dict for ``message``.
 
     ``keep_null``: an assistant turn given with ``content: None`` (it only calls tools) keeps ``None``, as
@@ -72,7 +79,7 @@ def message_dict(message: Message, keep_null: bool = False) -> dict[str, Any]:
     content = None if keep_null and message.content_null else _content(message.content)
     out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
-        out["tool_calls"] = tool_call_dicts(message)
+        out["tool_calls"] = tool_call_dicts(message, signatures)
     if message.tool_call_id is not None:
         out["tool_call_id"] = message.tool_call_id
     if message.name is not None:
@@ -80,7 +87,7 @@ def message_dict(message: Message, keep_null: bool = False) -> dict[str, Any]:
     return out
 
 
-def openai_messages(conv: Conversation, keep_null: bool = False) -> list[dict[str, Any]]:
+def openai_messages(conv: Conversation, keep_null: bool = False, signatures: bool = False) -> list[dict[str, Any]]:
     """The conversation as a fresh list of OpenAI message dicts (``keep_null`` as in :func:`message_dict`)."""
     system = conv.system_text
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
@@ -88,9 +95,9 @@ def openai_messages(conv: Conversation, keep_null: bool = False) -> list[dict[st
         if type(turn) is tuple:
             messages += ({"role": "user", "content": turn[0]}, {"role": "assistant", "content": turn[1]})
         else:
-            messages.append(message_dict(turn, keep_null))  # type: ignore[arg-type]
+            messages.append(message_dict(turn, keep_null, signatures))  # type: ignore[arg-type]
     if conv.current:
-        messages.extend(message_dict(m, keep_null) for m in conv.turn())
+        messages.extend(message_dict(m, keep_null, signatures) for m in conv.turn())
     else:
         messages.append({"role": "user", "content": conv.user + conv.input})
     if conv.label is not None:
@@ -126,7 +133,7 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
     Speakers' ``name``s are kept; images are ``image_url`` parts (a local file as a ``data:``
     URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused.
     """
-    messages = openai_messages(conv, keep_null=True)
+    messages = openai_messages(conv, keep_null=True, signatures=True)
     refuse_other_media(messages, "openai")
     body: dict[str, Any] = {"messages": messages}
     if conv.tools is not None and len(conv.tools):

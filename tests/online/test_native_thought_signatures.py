@@ -75,3 +75,52 @@ def test_the_gemini_dialect_writes_a_signature_given_in_openai_shape_and_only_th
     assert part == {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}, "thoughtSignature": "opaque=="}
     anthropic = p.generate_prompt("thanks", history=history, tools=[WEATHER], format="anthropic")
     assert "opaque==" not in repr(anthropic)  # another provider's signature is not sent to Anthropic
+
+
+def _signed_call() -> dict[str, object]:
+    return {
+        "id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+        "extra_content": {"google": {"thought_signature": "sig=="}},
+    }  # fmt: skip
+
+
+def test_gemini_openai_compatible_signatures_survive_the_round_trip_too() -> None:
+    import json
+
+    from fault_server import FaultServer, Reply, Stream
+
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [_signed_call()]},
+                         "finish_reason": "tool_calls"}]}  # fmt: skip
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, **_signed_call()}]}, "finish_reason": None}]}
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    events = [f"data: {json.dumps(c)}\n\n".encode() for c in (chunk, end)] + [b"data: [DONE]\n\n"]
+    with FaultServer() as server:
+        server.script.extend([Reply(200, body), Stream(events)])
+        module = OnlineChatModule(source="openai", model="gemini-3-test", base_url=server.base_url, api_key="k" * 20)
+        first = module.respond("Weather?", tools=[WEATHER])
+        streamed = module.stream("Weather?", tools=[WEATHER])
+        list(streamed)
+        assert streamed.response is not None
+        for response in (first, streamed.response):
+            (call,) = response.tool_calls
+            assert call["extra_content"] == {"google": {"thought_signature": "sig=="}}
+        history = [{"role": "user", "content": "Weather?"}, first.message,
+                   {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]  # fmt: skip
+        module.respond("Thanks", history=history, tools=[WEATHER])
+        sent = json.loads(server.requests[-1].body)
+        (assistant,) = [m for m in sent["messages"] if m["role"] == "assistant"]
+        assert assistant["tool_calls"][0]["extra_content"] == {"google": {"thought_signature": "sig=="}}
+
+
+def test_only_the_openai_dialect_writes_extra_content_back() -> None:
+    history = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [_signed_call()]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ]
+    p = ChatPrompter("You help.")
+    body = p.generate_prompt("thanks", history=history, tools=[WEATHER], return_dict=True)
+    assert body["messages"][2]["tool_calls"][0]["extra_content"] == {"google": {"thought_signature": "sig=="}}
+    for fmt in ("dashscope", "zhipu", "ollama"):
+        assert "sig==" not in repr(p.generate_prompt("thanks", history=history, tools=[WEATHER], format=fmt))
