@@ -39,6 +39,7 @@ from modules.online.dialects import (
     Request,
     always,
     arguments_of,
+    named_function,
     openai_usage,
     refuse_options,
     sse_decoder,
@@ -97,13 +98,8 @@ def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
         found = dict(_CHOICES[choice])
     elif isinstance(choice, Mapping) and choice.get("type") in ("auto", "any", "tool", "none"):
         found = dict(choice)  # already Anthropic's
-    elif (
-        isinstance(choice, Mapping)
-        and choice.get("type") == "function"
-        and isinstance(choice.get("function"), Mapping)
-        and isinstance(choice["function"].get("name"), str)
-    ):
-        found = {"type": "tool", "name": choice["function"]["name"]}
+    elif (name := named_function(choice)) is not None:
+        found = {"type": "tool", "name": name}
     else:
         raise ModuleConfigError(
             f"tool_choice: expected 'auto', 'required', 'none' or {{'type': 'function', 'function': {{'name': ...}}}} "

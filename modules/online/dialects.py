@@ -29,6 +29,7 @@ __all__ = [
     "NativeFormat",
     "Request",
     "StreamState",
+    "named_function",
     "new_call_id",
     "openai_usage",
     "refuse_options",
@@ -141,6 +142,15 @@ def openai_usage(prompt: Any, completion: Any, raw: Mapping[str, Any]) -> dict[s
 def arguments_of(value: Any) -> str:
     """Tool-call arguments given as an object, as the JSON string OpenAI's shape carries."""
     return json.dumps({} if value is None else value, ensure_ascii=False)
+
+
+def named_function(choice: Any) -> str | None:
+    """The function OpenAI's ``tool_choice`` names (``{"type": "function", "function": {"name": ...}}``), or None."""
+    if isinstance(choice, Mapping) and choice.get("type") == "function":
+        function = choice.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            return function["name"]  # type: ignore[no-any-return]
+    return None
 
 
 def tool_call(ident: str, name: str, arguments: str) -> ToolCall:

@@ -42,6 +42,7 @@ from modules.online.dialects import (
     Request,
     always,
     arguments_of,
+    named_function,
     nested_options,
     new_call_id,
     openai_usage,
@@ -102,13 +103,9 @@ def _function_calling(choice: Any, parallel: Any) -> dict[str, Any] | None:
         return None
     if isinstance(choice, str) and choice in _MODES:
         return {"functionCallingConfig": {"mode": _MODES[choice]}}
-    if (
-        isinstance(choice, Mapping)
-        and choice.get("type") == "function"
-        and isinstance(choice.get("function"), Mapping)
-        and isinstance(choice["function"].get("name"), str)
-    ):
-        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [choice["function"]["name"]]}}
+    name = named_function(choice)
+    if name is not None:
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
     raise ModuleConfigError(
         "tool_choice: expected 'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}} "
         f"(or Gemini's own toolConfig=...), got {choice!r}"
