@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -432,7 +432,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     ) -> LocalRequest:
         self._load_tokenizer()
         fmt = self._backend.model_format
-        tool_list = [dict(t) for t in tools] if tools is not None else None
+        tool_list: Any = tools  # not a list of dicts: the prompter refuses it by name (a ToolsError)
+        if tools is not None and not isinstance(tools, (str, bytes, Mapping)) and isinstance(tools, Iterable):
+            tool_list = [dict(t) if isinstance(t, Mapping) else t for t in tools]  # copies of the caller's dicts
         if _accepts(self.prompter.generate_prompt, "model_format"):
             body = self.prompter.generate_prompt(input, history, tool_list, format="openai", model_format=fmt)
         else:  # a duck-typed prompter that knows no model formats
@@ -490,6 +492,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
     def prepare_text(self, prompt: str, **generation: Any) -> LocalRequest:
         """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens."""
+        if not isinstance(prompt, str):
+            raise ModuleConfigError(f"prompt: expected text (a str), got {type(prompt).__name__}")
         options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
         tokenizer = self._load_tokenizer()
         ids = encode_with_spans(tokenizer, prompt, [(0, len(prompt))], control=self._backend.control)

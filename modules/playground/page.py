@@ -38,13 +38,19 @@ def page_html(template: str, query: Iterable[tuple[str, str]], count_tokens: Cal
         error = error_body(exc)["error"]
         field = error["field"] if error["field"] in FIELDS else "instruction"
         kind, message = str(error["type"]), str(error["message"])
-        words = escape(f"{kind}: {message}")
-        html = _fill(template, f' class="is-error" data-error-type="{escape(kind)}"', escape(message))
+        words = _text(f"{kind}: {message}")
+        html = _fill(template, f' class="is-error" data-error-type="{escape(kind)}"', _text(message))
         box = f'<p class="field-error" id="{field}-error" role="alert" hidden></p>'
         return html.replace(box, f'<p class="field-error" id="{field}-error" role="alert">{words}</p>', 1)
-    spans = "".join(f'<span class="seg-{s["kind"]}">{escape(s["text"])}</span>' for s in result["segments"])
+    spans = "".join(f'<span class="seg-{s["kind"]}">{_text(s["text"])}</span>' for s in result["segments"])
     kind = escape(str(result["kind"]))
     return _fill(template, f' data-kind="{kind}"', spans)
+
+
+def _text(value: str) -> str:
+    """*value* as HTML text: escaped, and each carriage return as ``&#13;`` (the HTML parser turns a literal
+    CR or CRLF into LF; a character reference survives it, so the DOM holds the output's exact characters)."""
+    return escape(value).replace("\r", "&#13;")
 
 
 def _fill(template: str, attributes: str, content: str) -> str:

@@ -49,7 +49,7 @@ class FieldError(ModuleError, ValueError):
     """A playground field that cannot be read; ``field`` names the query parameter at fault."""
 
     def __init__(self, field: str, message: str, kind: str = "FieldError") -> None:
-        super().__init__(f"{field}: {message}")
+        super().__init__(message if message.startswith(f"{field}: ") else f"{field}: {message}")
         self.field = field
         self.kind = kind
         """The name of the error behind this one (a prompter's own, when it raised)."""
@@ -86,8 +86,8 @@ def read_state(query: Mapping[str, Any]) -> Call:
     cls = ChatPrompter if kind == "chat" else AlpacaPrompter
     try:
         prompter = cls(instruction, extra_keys=extra_keys)
-    except PromptError as exc:  # the prompter's own typed error, said next to the instruction
-        raise _at("instruction", exc) from None
+    except PromptError as exc:  # the prompter's own typed error, said next to the field it names
+        raise _at("extra_keys" if str(exc).startswith("extra_keys") else "instruction", exc) from None
     text = values["input"]
     value: Any = _json("input", text) if text is not None and text.lstrip().startswith("{") else text
     fmt = values["format"]
@@ -111,7 +111,29 @@ def _text(query: Mapping[str, Any], name: str) -> str | None:
         raise FieldError(name, f"expected text, got {type(value).__name__}")
     if len(value) > MAX_FIELD_CHARS:
         raise FieldError(name, f"over the limit of {MAX_FIELD_CHARS} characters ({len(value)}); shorten it")
+    _check_unicode(name, value)
     return value
+
+
+def _check_unicode(field: str, value: Any) -> None:
+    """Refuse a lone surrogate (a half of a UTF-16 pair, from a ``\\ud800`` escape) in any string of *value*:
+    it is no character, no rendering can be sent back as UTF-8, and the answer would be a 500."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = ord(item[exc.start])
+                raise FieldError(
+                    field, f"not valid Unicode: a lone surrogate U+{bad:04X}; remove it, or give the whole character"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _instruction(text: str | None) -> Any:
@@ -125,6 +147,7 @@ def _instruction(text: str | None) -> Any:
         return text
     if isinstance(value, dict) and value and set(value) <= {"system", "user"}:
         if all(isinstance(v, str) for v in value.values()):
+            _check_unicode("instruction", value)
             return value
     return text
 
@@ -140,6 +163,7 @@ def _json(field: str, text: str | None) -> Any:
         raise FieldError(field, f"invalid JSON: {exc}") from None
     if _depth(value) > MAX_DEPTH:
         raise FieldError(field, f"nested deeper than {MAX_DEPTH} levels")
+    _check_unicode(field, value)
     return value
 
 

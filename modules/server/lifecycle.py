@@ -12,6 +12,11 @@ from modules.errors import ModuleError
 from modules.server import signals
 from modules.server.errors import HTTPError
 
+MAX_REQUEST_HEAD_BYTES = 4 * 1024 * 1024
+"""The longest request line and headers uvicorn accepts. Its h11 default (16 KB) is checked only while
+a request is still arriving, so a longer link (the playground keeps its whole state in the URL: up to
+100 000 characters a field) passed or got a 400 depending on how TCP split it."""
+
 __all__ = ["ServerState", "ServerThread"]
 
 
@@ -80,6 +85,7 @@ class ServerThread:
             lifespan="off",
             timeout_graceful_shutdown=graceful_timeout,
             access_log=False,
+            h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
         )
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, name="prompter-server", daemon=True)

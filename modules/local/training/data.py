@@ -50,7 +50,8 @@ def read_records(data: Any) -> list[Mapping[str, Any]]:
         if not path.is_file():
             raise TrainingExampleError(f"training data: {str(path)!r} is not a file (give a JSONL file or a list)")
         records = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        # utf-8-sig: a byte order mark (Windows editors, Excel exports) is no part of the first record
+        for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -59,6 +60,12 @@ def read_records(data: Any) -> list[Mapping[str, Any]]:
                 raise TrainingExampleError(f"{path.name}:{number}: not a JSON line ({exc.msg})") from exc
         return _checked(records, path.name)
     if isinstance(data, Mapping):
+        splits = [str(k) for k in data if type(data[k]).__name__ in ("Dataset", "IterableDataset")]
+        if splits:  # a datasets.DatasetDict
+            raise TrainingExampleError(
+                f"training data: a DatasetDict holds splits ({', '.join(splits)}); give one, "
+                f"e.g. data[{splits[0]!r}]"
+            )
         raise TrainingExampleError("training data: give a list of records (or a JSONL path), not one dict")
     if isinstance(data, Iterable):
         return _checked(list(data), "data")  # a datasets.Dataset iterates over its rows as dicts

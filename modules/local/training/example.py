@@ -32,6 +32,7 @@ the mask is transformers' own ``return_assistant_tokens_mask``, mapped onto thes
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +41,8 @@ from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.safe_tokens import Span, encode_with_spans, render_with_spans
 
 __all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example", "token_offsets"]
+
+logger = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
 """The label of a token the loss ignores (PyTorch's ``CrossEntropyLoss`` default)."""
@@ -126,7 +129,7 @@ def build_training_example(
     if train_on_history:
         offsets = token_offsets(tokenizer, prompt_text, prompt_ids)
         for start, end in _history_regions(messages, tool_list, render, prompt_text):
-            _unmask(labels, ids, offsets, start, end, stops)
+            _unmask(labels, ids, offsets, start, end, stops, prompt_text)
     if extends and _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
         labels = _hf_generation_labels(tokenizer, messages, label, tool_list, ids, prompt_ids, whole.text, cut)
         if not train_on_history:
@@ -201,17 +204,69 @@ def _history_regions(
     """``(start, end)`` in the prompt of each assistant turn of the history: what the model would have generated.
 
     A turn starts where the prompt for it ends (the conversation before it, with the
-    generation prompt) and ends where the conversation through it stops agreeing with the prompt.
+    generation prompt), when that prompt is where the conversation begins; it ends where the
+    conversation through it stops agreeing with the prompt. Templates that write earlier turns
+    differently once more follow (a system prompt moved to the last user turn, Alpaca's
+    separators, Qwen3's think block on the last answer only, tools placed before the last user
+    turn) break one of those agreements: the turn's text, traced through the prompt with
+    sentinels, then bounds it (it starts at the text; it ends with the closing the template
+    writes after it), so that neither the user's words nor template scaffolding are learnt,
+    and no answer of the history is silently left out.
     """
     regions = []
     for k, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        start = _common_prefix(prompt, render(messages[:k], tools, True))
-        end = _common_prefix(prompt, render(messages[: k + 1], tools, False))
-        if end > start:
-            regions.append((start, end))
+        before = render(messages[:k], tools, True)
+        start: int | None = len(before) if prompt.startswith(before) else None
+        through = render(messages[: k + 1], tools, False)
+        end = _common_prefix(prompt, through)
+        text = _traced(messages, k, tools, render, True, prompt)
+        if text is None:  # no text to trace (a tool call): the agreements alone, when they hold
+            if start is not None and end > start:
+                regions.append((start, end))
+            else:
+                logger.warning("train_on_history: cannot locate history answer %d in the prompt; not learnt", k)
+            continue
+        text_start, text_end = text
+        if start is None or start > text_start:
+            start = text_start
+        if end < text_end:  # the turn is written differently as the last one: learn its text and its closing
+            last = _traced(messages[: k + 1], k, tools, render, False, through)
+            closing = through[last[1] :] if last is not None else ""
+            end = text_end + _common_prefix(prompt[text_end:], closing)
+        regions.append((start, end))
     return regions
+
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
+def _traced(
+    messages: list[dict[str, Any]], k: int, tools: list[Any] | None, render: Any, gen: bool, plain: str
+) -> tuple[int, int] | None:
+    """Where message *k*'s text lies in *plain* (``render(messages, tools, gen)``), found by rendering it
+    between two sentinels (inside its surrounding whitespace, which a template may trim); None when the
+    text cannot be traced (no string content, or the template does not print it as it is)."""
+    content = messages[k].get("content")
+    if not isinstance(content, str) or not content.strip() or _OPEN in plain or _CLOSE in plain:
+        return None
+    core = content.strip()
+    head = content[: len(content) - len(content.lstrip())]
+    tail = content[len(content.rstrip()) :]
+    marked = [dict(m) for m in messages]
+    marked[k]["content"] = f"{head}{_OPEN}{core}{_CLOSE}{tail}"
+    try:
+        text = render(marked, tools, gen)
+    except Exception:  # a template that refuses the sentinels: the text cannot be traced
+        return None
+    if text.count(_OPEN) != 1 or text.count(_CLOSE) != 1:
+        return None
+    start = text.index(_OPEN)
+    end = text.index(_CLOSE) - 1
+    if end < start or text.replace(_OPEN, "").replace(_CLOSE, "") != plain:
+        return None
+    return start, end
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -222,9 +277,13 @@ def _common_prefix(a: str, b: str) -> int:
     return i
 
 
-def _unmask(labels: list[int], ids: list[int], offsets: list[Span], start: int, end: int, stops: set[int]) -> None:
+def _unmask(
+    labels: list[int], ids: list[int], offsets: list[Span], start: int, end: int, stops: set[int], text: str
+) -> None:
     for i, (a, b) in enumerate(offsets):
-        if start <= a and b <= end and a < end:  # wholly inside: a token merely begun there is the next turn's
+        # wholly inside (a token merely begun there is the next turn's), or the answer's first token
+        # with the space the template writes before it merged in (" a1" after Mistral's "[/INST]")
+        if (start <= a or (b > start and text[a:start].isspace())) and b <= end and a < end:
             labels[i] = ids[i]
             if ids[i] in stops:
                 return

@@ -20,10 +20,20 @@
     if (value && !Array.from(select.options).some((o) => o.value === value)) option(select, value, value);
   }
 
+  // A form control normalises line breaks (a textarea's value has LF for CR and CRLF; a text input drops
+  // them), so the values of the link are kept as they came: a field still showing one sends it exactly.
+  const linked = {};
+
+  function fieldValue(name) {
+    const value = $(name).value;
+    const link = linked[name];
+    return link !== undefined && value === link.shown ? link.raw : value;
+  }
+
   function state(which) {
     const s = {};
     for (const name of FIELDS) {
-      const value = $(name).value;
+      const value = fieldValue(name);
       if (value !== "") s[name] = value;
     }
     if (which === "b") {
@@ -53,6 +63,9 @@
       const el = $(name);
       if (el.tagName === "SELECT") ensureOption(el, value);
       el.value = value;
+      if (FIELDS.includes(name) && el.value !== value) {
+        linked[name] = { raw: value, shown: el.value };
+      }
     }
     $("compare").checked = q.get("compare") === "1";
   }
