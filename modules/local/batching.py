@@ -77,7 +77,7 @@ class Job:
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
     saved: RowState | None = None  # its KV cache while it waits after stepping aside
-    watch: Any = None  # a StopWatch when it has stop strings and no streamer
+    watch: Any = None  # a StopWatch when it has stop strings
     generator: Any = None
     steps: int = 0  # steps since it last joined the batch
     admitted: int = -1  # the loop's step count when it first joined (observable by tests)
@@ -91,13 +91,16 @@ class Job:
 
 
 def new_job(module: BatchedModule, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> Job:
-    """A :class:`Job` for any engine; without a streamer, a :class:`StopWatch` ends it at a stop string.
+    """A :class:`Job` for any engine; with stop strings, a :class:`StopWatch` ends it at the token that
+    completes one, streamed or not.
 
-    (A stream cuts at stop strings itself: ``stream_deltas`` sets the cancel flag.)
+    (A stream also cuts its text at stop strings itself, but its consumer notices a token or more
+    later: the engine must end the job at the same token as the plain answer, so a stream's
+    ``usage`` is the plain answer's and no token is generated past the stop.)
     """
     job = Job(request, cancel, streamer)
     stops = module._stop_strings(request)
-    if stops and streamer is None:
+    if stops:
         job.watch = StopWatch(module._backend.tokenizer, stops, set(module._stop_ids()))
     return job
 

@@ -20,6 +20,7 @@ as one batch.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError
@@ -89,24 +90,55 @@ def continuation_nll(
     return out
 
 
+_WINDOW = 32
+"""Tokens between two checkpoints of :func:`_offsets`."""
+_CONTEXT = 8
+"""Tokens decoded before a checkpoint, so a tokenizer's rules at a boundary (leading spaces) hold."""
+
+
 def _offsets(tokenizer: Any, ids: list[int]) -> list[int]:
     """Each token's first character in the decoded text (never decreasing; a token that ends inside a
-    character, as a byte-level token may, starts where the previous one did)."""
+    character, as a byte-level token may, starts where the previous one did).
+
+    Token ``t`` starts at ``len(decode(ids[:t]))``. Decoding every prefix would cost time quadratic in
+    the prompt (a 32k-token prompt: about 10^9 token decodes, held while scoring). Here the length is
+    carried from a checkpoint ``k`` every :data:`_WINDOW` tokens: ``len(decode(ids[:t]))`` is
+    ``len(decode(ids[:k]))`` plus what ``ids[k:t]`` add when decoded after a few tokens of context,
+    so each token costs one decode of a bounded window. A checkpoint waits while the text before it
+    ends inside a character (``"\ufffd"``), for at most three more windows.
+    """
     out: list[int] = []
+    base = 0  # len(decode(ids[:k])) at the checkpoint k
+    k = c = 0  # the checkpoint, and where its context starts (c <= k)
+    before = 0  # len(decode(ids[c:k]))
     for t in range(len(ids)):
-        at = len(tokenizer.decode(ids[:t])) if t else 0
+        window = str(tokenizer.decode(ids[c:t])) if t else ""
+        at = base + len(window) - before if t else 0
         out.append(max(at, out[-1]) if out else at)
+        if t - k >= _WINDOW and (not window.endswith("\ufffd") or t - k >= 4 * _WINDOW):
+            base, k, c = at, t, max(0, t - _CONTEXT)
+            before = len(str(tokenizer.decode(ids[c:k])))
     return out
 
 
 def text_logprobs(
-    model: Any, tokenizer: Any, texts: Sequence[str], *, max_context: int, top: int = 0
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    *,
+    max_context: int,
+    top: int = 0,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each text's tokens with their log-probabilities, as OpenAI's ``echo`` + ``logprobs`` gives them.
 
     A dict per text: ``tokens``, ``token_logprobs`` (the first ``None``: nothing precedes it),
     ``text_offset`` and ``top_logprobs`` (the ``top`` likeliest tokens at each position, or
     ``None``). The text is tokenized as data, as :func:`continuation_nll` tokenizes it.
+
+    Every text is checked (type, context) before the model runs. *lock*, if given, is held
+    for each text's forward pass only, not for the whole request: the server's scoring of
+    64 long prompts must not keep every generation waiting until the last one is scored.
     """
     import torch
 
@@ -114,19 +146,22 @@ def text_logprobs(
         raise ModelNotStartedError("call start() before scoring")
     if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 5:
         raise ModuleConfigError(f"logprobs: expected an int 0..5, got {top!r}")
-    out: list[dict[str, Any]] = []
+    encoded: list[list[int]] = []
     for text in texts:
         if not isinstance(text, str):
             raise ModuleConfigError(f"prompt: expected text, got {type(text).__name__}")
         ids = _as_data(tokenizer, text)
         if len(ids) > max_context:
             raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
+        encoded.append(ids)
+    out: list[dict[str, Any]] = []
+    for ids in encoded:
         values: list[float | None] = [None] * min(len(ids), 1)
         tops: list[dict[str, float] | None] = [None] * min(len(ids), 1)
         if len(ids) > 1:
-            with torch.no_grad():
+            with lock if lock is not None else nullcontext(), torch.no_grad():
                 logits = model(input_ids=torch.tensor([ids], dtype=torch.long, device=model.device)).logits
-            logp = torch.log_softmax(logits[0].float(), dim=-1).cpu()[:-1]  # position p predicts token p + 1
+                logp = torch.log_softmax(logits[0].float(), dim=-1).cpu()[:-1]  # position p predicts token p + 1
             values += [float(v) for v in logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]]
             if top:
                 best = torch.topk(logp, top, dim=-1)

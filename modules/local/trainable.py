@@ -570,8 +570,10 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         from modules.local.scoring import text_logprobs
 
         tokenizer = self._load_tokenizer()
-        with self._backend.lock:
-            return text_logprobs(self._weights(), tokenizer, texts, max_context=self.max_context, top=top)
+        # The lock is taken per text's forward pass: generation goes on between the texts.
+        return text_logprobs(
+            self._weights(), tokenizer, texts, max_context=self.max_context, top=top, lock=self._backend.lock
+        )
 
     def _weights(self) -> Any:
         """The loaded model in this process (with an engine process, loaded here on first need)."""

@@ -227,8 +227,9 @@ def create_app(
             raise from_exception(exc) from None
         rid = "cmpl-" + uuid.uuid4().hex
         if body.stream:
+            usage = bool(body.stream_options and body.stream_options.include_usage)
             return StreamingResponse(
-                text_events(state, request, cancel, rid),
+                text_events(state, request, cancel, rid, usage),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache"},
             )

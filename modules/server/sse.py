@@ -156,7 +156,11 @@ async def chat_events(
     yield b"data: [DONE]\n\n"
 
 
-async def text_events(state: ServerState, request: Any, cancel: threading.Event, rid: str) -> AsyncIterator[bytes]:
+async def text_events(
+    state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool = False
+) -> AsyncIterator[bytes]:
+    """``/v1/completions`` streamed; with *usage* (``stream_options.include_usage``), a last chunk with
+    no choices and the token counts, as OpenAI's completions API sends it."""
     created = int(time.time())
 
     def chunk(text: str, finish: str | None = None) -> bytes:
@@ -170,8 +174,9 @@ async def text_events(state: ServerState, request: Any, cancel: threading.Event,
             }
         )
 
+    counts: dict[str, int] = {}
     try:
-        async for batch in batches(state, request, cancel, None):
+        async for batch in batches(state, request, cancel, counts if usage else None):
             events: list[bytes] = []  # one write for the batch: each delta is still its own event
             cancelled = False
             for delta in batch:
@@ -190,4 +195,15 @@ async def text_events(state: ServerState, request: Any, cancel: threading.Event,
             raise
         yield sse_event(from_exception(exc).body())
         return
+    if usage:
+        yield sse_event(
+            {
+                "id": rid,
+                "object": "text_completion",
+                "created": created,
+                "model": state.model_name,
+                "choices": [],
+                "usage": counts,
+            }
+        )
     yield b"data: [DONE]\n\n"

@@ -170,7 +170,7 @@ class _Session:
 
         request = _request(input_ids, GenerationOptions(**options))
         job = Job(request, threading.Event(), _Streamed(jid, self.outbox) if streamed else None)
-        if stops and not streamed:
+        if stops:  # streamed or not: the job ends at the token that completes a stop string
             job.watch = StopWatch(self.backend.tokenizer, stops, set(self.engine.stop_ids))
         job.on_end = lambda job, jid=jid: self.ended(jid, job)
         self.jobs[jid] = job
