@@ -25,6 +25,7 @@ import math
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,10 @@ __all__ = [
     "MAX_ALLOC_BYTES",
     "MAX_ITEMS",
     "MAX_WORK",
+    "PROBE_RENDER_SECONDS",
+    "PROBE_SECONDS",
     "Budget",
+    "Probing",
     "bounded_concat",
     "bounded_list",
     "check_items",
@@ -46,6 +50,7 @@ __all__ = [
     "check_work",
     "guarded_iter",
     "max_chars",
+    "probing",
     "str_bound",
     "weight",
 ]
@@ -86,6 +91,45 @@ class Budget:
 
 
 BUDGET: ContextVar[Budget | None] = ContextVar("prompter_template_budget", default=None)
+
+
+PROBE_SECONDS = 0.75
+"""What one probing session (learning a template's fixed strings, traits or skeleton policy) may
+spend, all its renders together: a template slow enough to pass each render's budget still cannot
+hold a render call for long (a hostile one with many literals would otherwise take minutes)."""
+
+PROBE_RENDER_SECONDS = 0.25
+"""What one render inside a probing session may spend: a template that slow is not worth probing."""
+
+
+@dataclass
+class Probing:
+    """A probing session: its renders share :attr:`deadline`; :attr:`timed_out` once one ran past it
+    (what the session learnt is then incomplete, and must not be used)."""
+
+    deadline: float
+    timed_out: bool = False
+
+
+PROBING: ContextVar[Probing | None] = ContextVar("prompter_template_probing", default=None)
+
+
+@contextmanager
+def probing(seconds: float = PROBE_SECONDS) -> Iterator[Probing]:
+    """Renders inside share one deadline, at most ``seconds`` away (and no later than an enclosing
+    session's); a timeout inside is reported to the enclosing session too."""
+    outer = PROBING.get()
+    deadline = time.monotonic() + seconds
+    if outer is not None and outer.deadline < deadline:
+        deadline = outer.deadline
+    state = Probing(deadline, outer is not None and outer.timed_out)
+    token = PROBING.set(state)
+    try:
+        yield state
+    finally:
+        PROBING.reset(token)
+        if state.timed_out and outer is not None:
+            outer.timed_out = True
 
 
 def max_chars() -> int:

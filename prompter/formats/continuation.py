@@ -49,7 +49,24 @@ def continue_final(rendered: Rendered, messages: list[dict[str, Any]]) -> Render
             "continue_final_message: this chat template does not write the final message's text "
             f"(role {messages[-1].get('role')!r}) where it can be continued; send it without continue_final_message"
         )
+    final = _final_text(messages[-1].get("content"))
+    if final.strip() not in text:  # transformers refuses this too
+        raise TemplateError(
+            "continue_final_message: this chat template rewrites the final message's text (the text to "
+            f"continue, {final.strip()[:200]!r}, does not appear in the prompt); send it without continue_final_message"
+        )
     at = text.rindex(tag)
     cut = at if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG else len(text[:at].rstrip())
     spans = tuple((a, min(b, cut)) for a, b in rendered.spans if a < cut)
     return Rendered(text[:cut], spans)
+
+
+def _final_text(content: Any) -> str:
+    """The final message's text as the caller gave it: what :func:`mark_final` tagged, less the tag."""
+    if isinstance(content, list):
+        for part in reversed(content):
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                content = part["text"]
+                break
+    text = content if isinstance(content, str) else ""
+    return text[: -len(CONTINUE_TAG)] if text.endswith(CONTINUE_TAG) else text

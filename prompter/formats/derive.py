@@ -31,9 +31,18 @@ from functools import lru_cache
 from typing import Any
 
 from prompter.errors import PromptError, TemplateTimeoutError
+from prompter.formats.budget import probing
 from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
-__all__ = ["MAX_LITERALS", "Layout", "derive_layout", "literals", "system_rejected", "system_supported"]
+__all__ = [
+    "MAX_LITERALS",
+    "Layout",
+    "derive_layout",
+    "inspects_text",
+    "literals",
+    "system_rejected",
+    "system_supported",
+]
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PROBE_BUDGET = 0.25
@@ -271,6 +280,19 @@ MAX_LITERALS = 60
 fixed strings or skeletons stand in for it (every shipped template has at most 40 of each)."""
 
 
+_INSPECTS = re.compile(
+    r"\.\s*(?:is(?:alpha|alnum|ascii|decimal|digit|identifier|lower|numeric|printable|space|title|upper)"
+    r"|count|find|rfind|index|rindex)\s*\("
+)
+
+
+def inspects_text(source: str) -> bool:
+    """Whether the template calls a string method that inspects a text (``.isalpha()``, ``.count('a')``):
+    what such a test reacts to, no probe can be sure to show, so no fixed strings or skeletons stand in
+    for it (none of the shipped templates calls one)."""
+    return _INSPECTS.search(source) is not None
+
+
 def literals(source: str, words: bool = False) -> list[str]:
     """The template's short string literals, what it may branch on in content: markup-like ones
     (``</think>``), or with ``words`` the identifier-like ones (``'URGENT' in content``)."""
@@ -416,27 +438,46 @@ def _agrees(
     render: Callable[..., str | None],
     contents: Callable[[int], str],
     shapes: Sequence[tuple[str, ...]] = _SHAPES,
+    skip: bool = False,
 ) -> bool:
+    """Whether ``layout`` renders what the template renders on ``shapes`` filled by ``contents``;
+    ``skip``: contents the layout declines (its preconditions) are not a disagreement."""
     for shape in shapes:
         if shape[0] == "system" and not layout.system_ok:
             continue
         messages = [(role, contents(i)) for i, role in enumerate(shape)]
         for add in (False, True):
             expected = layout.render([{"role": r, "content": c} for r, c in messages], add)
+            if expected is None and skip:
+                continue
             if expected is None or render(messages, add) != expected:
                 return False
     return True
+
+
+def _number(i: int) -> str:
+    return str(12345 + i)
+
+
+def _capitals(i: int) -> str:
+    return f"HELLO WORLD {i}!"
+
+
+def _text(i: int) -> str:
+    """Realistic content (both cases, digits, quotes, markup, jinja-looking text, a newline)."""
+    return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
 
 
 @lru_cache(maxsize=256)
 def derive_layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
     """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None."""
     compiled = compile_template(source)
-    if "strftime_now" in source:
-        return None  # the output depends on the date, so no string can be fixed
+    if "strftime_now" in source or inspects_text(source):
+        return None  # the output depends on the date, or on what a text says: no string can be fixed
     render = _probe(compiled, _context(bos_token, eos_token, tools_json))
     try:
-        return _derive(source, render, bos_token)
+        with probing():
+            return _derive(source, render, bos_token)
     except TemplateTimeoutError:
         return None
 
@@ -454,15 +495,31 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
         return None  # the template reacts to the length of a text (a threshold, a cut)
     if not _agrees(layout, render, lambda i: ""):
         layout = _replace(layout, nonempty=True)
+    # what a sentinel cannot show: a template that escapes or case-maps text (``| e``, ``| upper``),
+    # compares messages with each other (``content == messages[i - 1].content``) or reads numbers
+    # or capitals in them (``| int``, ``.isupper()``)
+    for text in (_text, lambda i: _text(0), _number, _capitals):
+        if not _agrees(layout, render, text, _SHAPES[4:6], skip=True):
+            return None
     marks, words = literals(source), literals(source, words=True)
     if len(marks) > MAX_LITERALS or len(words) > MAX_LITERALS:
         return None
-    avoid = [literal for literal in marks if not _agrees(layout, render, _with_literal(literal))]
-    # word-like literals are mostly role and key names: two shapes are enough to see a reaction
-    avoid += [literal for literal in words if not _agrees(layout, render, _with_literal(literal), _SHAPES[4:6])]
+    # a literal inside a text (``'</think>' in content``), and a text that is the literal (``content ==
+    # 'hi'``, ``startswith``, ``endswith``); word-like literals are mostly role and key names: two
+    # shapes are enough to see a reaction to them
+    avoid = [lit for lit in marks if not _agrees(layout, render, _with_literal(lit)) or _reacts(layout, render, lit)]
+    avoid += [
+        lit
+        for lit in words
+        if not _agrees(layout, render, _with_literal(lit), _SHAPES[4:6]) or _reacts(layout, render, lit)
+    ]
     if avoid:
         layout = _replace(layout, avoid=tuple(avoid))
     return layout
+
+
+def _reacts(layout: Layout, render: Callable[..., str | None], literal: str) -> bool:
+    return not _agrees(layout, render, lambda i: literal, _SHAPES[4:6])
 
 
 def _with_literal(literal: str) -> Callable[[int], str]:

@@ -598,6 +598,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (r"mistral-large", "mistral-large-2411"),
     (r"mistral-small", "mistral-small-3"),
     (r"mistral-7b-instruct-v0\.1", "mistral-v0.1"),
+    (r"mistral-7b-instruct-v0\.2", "mixtral"),  # as the alias of mistralai's own id: its quantised copies too
     (r"mixtral", "mixtral"),
     (r"mistral", "mistral-v0.3-tools"),
     (r"gemma-3", "gemma-3"),

@@ -31,10 +31,12 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from prompter.errors import PromptError, TemplateError
+from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
 from prompter.formats.budget import (
     BUDGET,
     DEFAULT_MAX_OUTPUT_CHARS,
+    PROBE_RENDER_SECONDS,
+    PROBING,
     Budget,
     bounded_concat,
     bounded_list,
@@ -339,7 +341,12 @@ def render_template(
     """
     import jinja2
 
-    budget = Budget(time.monotonic() + time_budget, max_chars, seconds=time_budget)
+    now = time.monotonic()
+    deadline = now + time_budget
+    probe = PROBING.get()  # a probing session's renders are short, end at its deadline, and end
+    if probe is not None:  # at once after one timed out (the session gives up)
+        deadline = now if probe.timed_out else min(deadline, now + PROBE_RENDER_SECONDS, probe.deadline)
+    budget = Budget(deadline, max_chars, seconds=time_budget)
     token = BUDGET.set(budget)
     try:
         template = compiled.template
@@ -355,6 +362,10 @@ def render_template(
             if not n & 255 and time.monotonic() > deadline:
                 raise timed_out(budget)
         return "".join(chunks)
+    except TemplateTimeoutError:
+        if probe is not None:
+            probe.timed_out = True
+        raise
     except PromptError:
         raise
     except _TemplateRaised as exc:

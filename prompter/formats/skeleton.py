@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prompter.errors import PromptError
+from prompter.formats.budget import probing
 from prompter.formats.prepare import UNSET, fingerprint_of
 
 __all__ = [
@@ -457,7 +458,10 @@ def _skeleton(
     skey = (roles, add_generation_prompt, today()) if policy.dated else (roles, add_generation_prompt)
     skeleton = entry.skeletons.get(skey, _MISSING)
     if skeleton is _MISSING:
-        skeleton = (build or _build)(fmt, roles, tools, add_generation_prompt, render_full)
+        with probing() as probe:  # a shape the template is slow on: not worth a second full budget
+            skeleton = (build or _build)(fmt, roles, tools, add_generation_prompt, render_full)
+        if probe.timed_out:
+            skeleton = None
         held = len(roles) + (0 if skeleton is None else sum(map(len, skeleton.markup)))
         _HELD[0] += held
         if _HELD[0] > _MAX_HELD:  # long conversations of ever new shapes must not pile up
@@ -508,6 +512,18 @@ def _carrying(literal: str) -> Callable[[int, str], str]:
     return lambda i, role: literal + _text(i) + literal
 
 
+def _takes(policy: Policy, agrees: Callable[..., bool], literal: str) -> bool:
+    """Whether the skeletons reproduce the template on texts that carry ``literal`` or are it
+    (``content == 'hi'``): in every message, or, where contents must differ, one message at a time."""
+    if not agrees(policy, _carrying(literal), _LITERAL_SHAPES):
+        return False
+    if not policy.distinct:
+        return agrees(policy, lambda i, role: literal, _LITERAL_SHAPES)
+    return all(
+        agrees(policy, lambda i, role, k=k: literal if i == k else _text(i), _LITERAL_SHAPES) for k in range(4)
+    )
+
+
 _PADDED: tuple[Callable[[int], str], ...] = (
     lambda i: "  " + _text(i) + " \n",
     lambda i: "\n" + _text(i) + "\n\n",
@@ -516,10 +532,21 @@ _PADDED: tuple[Callable[[int], str], ...] = (
 
 
 def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
-    """Probe the template: the preconditions under which its skeletons reproduce it, or None."""
+    """Probe the template: the preconditions under which its skeletons reproduce it, or None (also
+    when the probes ran past their shared time, :data:`~prompter.formats.budget.PROBE_SECONDS`)."""
+    with probing() as probe:
+        policy = _probe_policy(fmt, source, tools, entry, render_full)
+    return None if probe.timed_out else policy
+
+
+def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
+    from prompter.formats.derive import MAX_LITERALS, inspects_text, literals
+
     dated = "strftime_now" in source
     if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
         return None  # a time of day (or a computed format) cannot be fixed for a day
+    if inspects_text(source):
+        return None  # what ``.isalpha()`` or ``.count('a')`` reacts to, no probe is sure to show
     policy = Policy("keep", False, (), dated)
 
     def agrees(p: Policy, content: Callable[[int, str], str], shapes: Sequence[tuple[str, ...]]) -> bool:
@@ -554,6 +581,10 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
     try:
         if not agrees(policy, lambda i, role: _text(i), _PROBE_SHAPES):
             return None
+        # numbers and capitals, which a template may read (``| int``, ``.isupper()``)
+        for other in (lambda i, role: str(12345 + i), lambda i, role: f"HELLO WORLD {i}!"):
+            if not agrees(policy, other, _LITERAL_SHAPES):
+                return None
         if not agrees(policy, lambda i, role: _text(i) * 64, _LITERAL_SHAPES):
             return None  # the template reacts to the length of a text (a threshold, a cut)
         mode = whitespace(policy, None)
@@ -568,12 +599,10 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
             policy = replace(policy, nonempty=True)
         if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
             policy = replace(policy, distinct=True)
-        from prompter.formats.derive import MAX_LITERALS, literals
-
         marks, words = literals(source), literals(source, words=True)
         if len(marks) > MAX_LITERALS or len(words) > MAX_LITERALS:
             return None
-        avoid = [lit for lit in marks + words if not agrees(policy, _carrying(lit), _LITERAL_SHAPES)]
+        avoid = [lit for lit in marks + words if not _takes(policy, agrees, lit)]
     except RecursionError:
         return None
     return replace(policy, avoid=tuple(avoid))

@@ -45,6 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from prompter.errors import PromptError
+from prompter.formats.budget import probing
 from prompter.formats.skeleton import (
     _MARK,
     _MAX_MESSAGES,
@@ -401,7 +402,14 @@ def _agent_shapes(
 
 
 def _verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
-    """The policy under which the template's agent-turn skeletons reproduce it, or False."""
+    """The policy under which the template's agent-turn skeletons reproduce it, or False (also when
+    the probes ran past their shared time)."""
+    with probing() as probe:
+        policy = _probe_verified(fmt, source, entry, tools, render_full)
+    return False if probe.timed_out else policy
+
+
+def _probe_verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
     from prompter.formats.derive import literals
     from prompter.formats.traits import traits_of
 

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from prompter.errors import PromptError, TemplateTimeoutError
+from prompter.formats.budget import probing
 from prompter.formats.sandbox import compile_template, render_template
 
 __all__ = ["Traits", "traits_of"]
@@ -86,7 +87,8 @@ def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Trai
     # a name in a macro's call is not always among the variables jinja finds, so the source is read too
     names_tools = compiled.uses("tools") or re.search(r"\btools\b", source) is not None
     try:
-        return _probe_all(render, names_tools)
+        with probing():
+            return _probe_all(render, names_tools)
     except _TooSlow:  # what the source says, and the real render (with its own budget) decides
         return Traits("variable" if names_tools else "none", "documents" in source, "kept", False)
 
