@@ -179,6 +179,26 @@ def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
     raise MessageError(f"{where}: expected str, a list of content parts or a JSON value, got {_type_name(value)}")
 
 
+ARGUMENTS_DEPTH = 100
+"""How deep tool-call arguments given as JSON text may nest (what prompters accept for any value they copy)."""
+
+
+def _too_deep(value: object, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests deeper than ``limit`` containers; iterative, so any depth is safe."""
+    level: list[dict[Any, Any] | list[Any]] = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[dict[Any, Any] | list[Any]] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            below += [item for item in items if isinstance(item, (dict, list))]
+        level = below
+    return False
+
+
 def _tool_call_from(raw: object, where: str) -> ToolCall:
     if not isinstance(raw, Mapping):
         raise MessageError(f"{where}: expected a tool call dict, got {_type_name(raw)}")
@@ -195,14 +215,21 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
             parsed = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise MessageError(f"{where}: arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        except (ValueError, RecursionError):  # valid JSON Python cannot read: a 4,301-digit number, deep nesting
+            raise MessageError(
+                f"{where}: arguments hold a number over 4,300 digits or nest too deep for Python to read; "
+                "send long numbers as strings and flatten the nesting"
+            ) from None
         if not isinstance(parsed, dict):
             raise MessageError(f"{where}: arguments must be a JSON object, got {_type_name(parsed)}")
+        if _too_deep(parsed, ARGUMENTS_DEPTH):  # every dialect copies them, recursively
+            raise MessageError(f"{where}: arguments nest more than {ARGUMENTS_DEPTH} levels deep; flatten them")
         arguments = parsed
     elif isinstance(arguments, Mapping):
         try:
             text = json.dumps(arguments, ensure_ascii=False)
             arguments = json.loads(text)  # a deep copy the caller cannot reach
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise MessageError(f"{where}: arguments are not JSON-serialisable ({exc})") from None
     else:
         raise MessageError(f"{where}: arguments must be a dict or a JSON string, got {_type_name(arguments)}")

@@ -38,8 +38,8 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__") and name not in ("__version__", "__all__"):
         raise AttributeError(name)
     package = _package()
-    if not hasattr(package, name) and (_OURS / f"{name}.py").is_file():
-        # a submodule: `from prompter.modules import testing`
+    if not hasattr(package, name) and ((_OURS / f"{name}.py").is_file() or (_OURS / name / "__init__.py").is_file()):
+        # a submodule or subpackage: `from prompter.modules import testing`, `... import eval`
         importlib.import_module(f"{package.__name__}.{name}")
     value = getattr(package, name)
     globals()[name] = value

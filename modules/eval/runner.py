@@ -204,7 +204,7 @@ def _context(model: Mapping[str, Any]) -> Any:
     Forking from this process could copy its threads' locks mid-use; the forkserver
     starts clean, and its preloaded imports make each worker start in moments.
     """
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if "forkserver" not in multiprocessing.get_all_start_methods() or _forkserver_would_shadow_us():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     preload = ["modules.eval.runner"]
@@ -212,6 +212,29 @@ def _context(model: Mapping[str, Any]) -> Any:
         preload += ["torch", "transformers", "modules.local.trainable"]
     context.set_forkserver_preload(preload)
     return context
+
+
+def _forkserver_would_shadow_us() -> bool:
+    """Whether the forkserver process would import another ``modules`` package than this one.
+
+    CPython starts the forkserver with ``python -c``, which puts the working folder first on its
+    ``sys.path``, and does not apply the ``sys_path`` it is handed (3.10-3.13). From an application
+    folder with its own ``modules/`` package, preloading ``modules.eval.runner`` there binds the name
+    ``modules`` to the application's package in every worker forked from it, and each worker then
+    dies on import, which a pool answers by starting another, for ever. Spawned workers take this
+    process's ``sys.path`` instead.
+    """
+    import importlib.machinery
+    import os
+
+    ours = Path(__file__).resolve().parents[1]
+    try:
+        found = importlib.machinery.PathFinder.find_spec("modules", [os.getcwd()])
+    except (OSError, ValueError):  # no working folder left, say: spawn is always safe
+        return True
+    if found is None or found.origin is None:  # nothing there, or a folder without __init__.py, which
+        return False  # yields to a regular package (ours) later on the path
+    return Path(found.origin).resolve().parent != ours
 
 
 def run_eval(

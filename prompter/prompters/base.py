@@ -48,7 +48,7 @@ from prompter.messages import Message, Turn, messages_from, normalize_history
 from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
-from prompter.render.strategies import Strategy, arrange_text
+from prompter.render.strategies import Strategy, arrange_text, exact_options
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
 from prompter.settings import default_system_prompt
 from prompter.tools import ToolSet
@@ -243,7 +243,7 @@ class PrompterBase:
         if history is not None and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
         self._history: tuple[Turn, ...] = normalize_history(plain_copy(history, "history", HistoryError), "history")
-        if system is not None and not isinstance(system, str):
+        if system is not None and not issubclass(type(system), str):
             raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
         self._system_arg = None if system is None else str.__str__(system)
         self._enable_system = _flag(enable_system, "enable_system") and self.uses_system
@@ -450,7 +450,7 @@ class PrompterBase:
         (see :mod:`prompter.render.strategies`).
         """
         if (
-            (format is not None and format.__class__ is not str)
+            (format is not None and type(format) is not str)
             or (return_dict is not None and type(return_dict) is not bool)
             or (show is not None and type(show) is not bool)
         ):
@@ -475,6 +475,8 @@ class PrompterBase:
                 body = fast.openai(input, history)
                 if body is not None:
                     return body
+        if strategy is not None or history_header is not None or as_agent is not None:
+            strategy, history_header, as_agent = exact_options(strategy, history_header, as_agent)
         if return_dict:
             if format not in (None, "openai"):
                 raise PromptValueError(f"return_dict=True means format='openai', but format={format!r} was given")
@@ -546,7 +548,7 @@ class PrompterBase:
 
 def _checked_call_options(format: Any, return_dict: object, show: object) -> Any:
     """``format`` as an exact str (a str subclass's overrides are never called), once the flags are bools."""
-    if format is not None and not isinstance(format, str):
+    if format is not None and not issubclass(type(format), str):  # type(): a proxy's __class__ may raise
         raise PromptTypeError(f"format: expected a str such as 'openai', got {type(format).__name__}")
     for name, flag in (("return_dict", return_dict), ("show", show)):
         if flag is not None and type(flag) is not bool:
@@ -556,8 +558,8 @@ def _checked_call_options(format: Any, return_dict: object, show: object) -> Any
 
 def _flag(value: object, name: str) -> bool:
     """A constructor's on/off argument: a bool, or an int as truth value (never the caller's ``__bool__``)."""
-    if isinstance(value, int):
-        return int.__bool__(value)  # bool is an int too
+    if issubclass(type(value), int):
+        return int.__bool__(value)  # type: ignore[arg-type]  # bool is an int too; type(): a proxy's __class__ may raise
     if value is None:
         return False
     raise PromptTypeError(f"{name}: expected True or False, got {type(value).__name__}")
@@ -566,9 +568,9 @@ def _flag(value: object, name: str) -> bool:
 def _resolve_format(model_format: ModelFormat | str | None) -> ModelFormat | None:
     from prompter.formats.model_format import ModelFormat
 
-    if model_format is None or isinstance(model_format, ModelFormat):
-        return model_format
-    if isinstance(model_format, str):
+    if model_format is None or issubclass(type(model_format), ModelFormat):
+        return model_format  # type: ignore[return-value]
+    if issubclass(type(model_format), str):
         return ModelFormat.get(str.__str__(model_format))
     raise PromptTypeError(
         f"model_format: expected a ModelFormat or a family / model name, got {type(model_format).__name__}"

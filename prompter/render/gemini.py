@@ -96,7 +96,7 @@ def _response(text: str) -> dict[str, Any]:
     """A tool result as the object ``functionResponse.response`` must be."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or JSON nested past what Python reads: sent as text
         value = None
     return value if isinstance(value, dict) else {"content": text}
 

@@ -57,6 +57,7 @@ __all__ = [
     "arrange",
     "arrange_text",
     "checked_options",
+    "exact_options",
     "point_of_view",
     "speaker_of",
     "text_as_parts",
@@ -87,15 +88,36 @@ _OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # OpenAI's pattern for messages[].
 
 
 def checked_options(strategy: object, history_header: object, as_agent: object) -> None:
-    """Type and value checks for the three options, with the remedy."""
-    if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
-        shown = repr(strategy)[:60]
-        raise PromptValueError(f"strategy: expected one of 'chat', 'multi_agent', 'auto' (or None), got {shown}")
-    if history_header is not None and not isinstance(history_header, str):
+    """Type and value checks for the three options, with the remedy.
+
+    Only the type and the stored characters are read, never a method of the value: a str subclass's
+    ``__eq__`` or an object's ``__repr__`` is the caller's code and may raise.
+    """
+    if strategy is not None and (
+        not issubclass(type(strategy), str) or str.__str__(strategy) not in STRATEGIES
+    ):
+        raise PromptValueError(
+            f"strategy: expected one of 'chat', 'multi_agent', 'auto' (or None), got {_shown_option(strategy)}"
+        )
+    if history_header is not None and not issubclass(type(history_header), str):
         raise PromptTypeError(f"history_header: expected str, got {type(history_header).__name__}")
-    if as_agent is not None and (not isinstance(as_agent, str) or not as_agent):
-        shown = repr(as_agent)[:60]
-        raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {shown}")
+    if as_agent is not None and (not issubclass(type(as_agent), str) or not str.__len__(as_agent)):  # type: ignore[arg-type]
+        raise PromptTypeError(f"as_agent: expected a speaker's name (a non-empty str), got {_shown_option(as_agent)}")
+
+
+def exact_options(
+    strategy: object, history_header: object, as_agent: object
+) -> tuple[Strategy | None, str | None, str | None]:
+    """The three options checked, each an exact ``str`` (a str subclass's overrides are never called later)."""
+    checked_options(strategy, history_header, as_agent)
+    exact = [None if value is None else str.__str__(value) for value in (strategy, history_header, as_agent)]
+    return exact[0], exact[1], exact[2]  # type: ignore[return-value]
+
+
+def _shown_option(value: object) -> str:
+    if issubclass(type(value), str):
+        return repr(str.__str__(value))[:60]
+    return f"a {type(value).__name__}"
 
 
 def text_as_parts(strategy: str | None, history_header: str | None) -> bool:

@@ -45,7 +45,7 @@ def test_wheel_metadata_names_the_distribution_license_and_extras(wheel: zipfile
     torch = [r for r in requires if r.startswith("torch")]
     assert torch and all("==" not in r.split(";")[0] for r in torch), torch  # the CPU/GPU build is the user's choice
     entry = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
-    assert "prompter = modules.cli:main" in wheel.read(entry[0]).decode()
+    assert "prompter = prompter.modules:cli.main" in wheel.read(entry[0]).decode()  # works beside an app's `modules`
 
 
 def test_sdist_carries_every_data_file_and_the_license(dists: tuple[Path, Path]) -> None:
