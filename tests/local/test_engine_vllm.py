@@ -9,6 +9,7 @@ and the server are checked to behave as with the transformers engine.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -119,6 +120,8 @@ class FakeAsyncLLM:
             token = self.script[i % len(self.script)]
             i += 1
             yield _Output([_Completion([token])], finished=not self.endless and i == len(self.script))
+            if self.endless:  # as a real engine, a token takes time: the caller's cancel can land meanwhile
+                await asyncio.sleep(0.001)
 
     async def abort(self, request_id: str) -> None:
         self.aborted.append(request_id)
