@@ -179,7 +179,7 @@ class ModelFormat:
         layout = derive_layout(source, bos_token, eos_token, None)
         special = _special_tokens(source, bos_token, eos_token)
         if layout is None:
-            stops = tuple(dict.fromkeys(t for t in (eos_token,) if t))
+            stops = tuple(dict.fromkeys(t for t in (_turn_end(source, bos_token, eos_token, special), eos_token) if t))
             return cls(
                 name=name or "custom",
                 chat_template=source,
@@ -188,7 +188,7 @@ class ModelFormat:
                 special_tokens=special,
                 stop_words=stops,
             )
-        end = layout.eoa.strip()
+        end = layout.eoa.strip() or _turn_end(source, bos_token, eos_token, special)
         stops = tuple(dict.fromkeys(t for t in (end, eos_token) if t))
         return cls(
             name=name or "custom",
@@ -357,6 +357,35 @@ def _load_neutral() -> Callable[[ModelFormat, Any, Any, bool], str]:
 _TOKEN = re.compile(
     r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z_]{3,30}\]|<</?SYS>>|<[a-z_]{3,20}>|</[a-z_]{3,20}>"
 )
+
+
+_ANSWER = "\ue000answer\ue001"
+
+
+def _turn_end(source: str, bos_token: str | None, eos_token: str | None, special: Sequence[str]) -> str | None:
+    """The special token that closes an assistant turn in *source*, where no fixed layout says it.
+
+    Phi-3's template writes ``answer<|end|>\n`` and then, after the last turn, the eos token;
+    InternLM2's ``answer<|im_end|>\n</s>``. The model stops at that first token (its
+    generation config lists it), and so must a stop list built from the template: rendered
+    with an answer, the first of the template's special tokens right after it (None if none).
+    """
+    from prompter.errors import PromptError
+    from prompter.formats.budget import probing
+    from prompter.formats.sandbox import compile_template, render_template
+
+    messages = [{"role": "user", "content": "question"}, {"role": "assistant", "content": _ANSWER}]
+    context = {"messages": messages, "add_generation_prompt": False, "bos_token": bos_token or "",
+               "eos_token": eos_token or ""}  # fmt: skip
+    try:
+        with probing():
+            text = render_template(compile_template(source), context)
+    except PromptError:
+        return None
+    if text.count(_ANSWER) != 1:
+        return None
+    tail = text.split(_ANSWER, 1)[1].lstrip()
+    return next((t for t in sorted(special, key=len, reverse=True) if t and tail.startswith(t)), None)
 
 
 def _special_tokens(source: str, bos_token: str | None, eos_token: str | None) -> tuple[str, ...]:

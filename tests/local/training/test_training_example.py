@@ -28,7 +28,7 @@ END_OF_TURN = {
     "gemma-2": "<end_of_turn>",
     "deepseek-v3": "<｜end▁of▁sentence｜>",
     "chatml": "<|im_end|>",
-    "phi-3": "<|end|>\n<|endoftext|>",
+    "phi-3": "<|end|>",  # the turn's own end (Phi stops there); not the eos the template writes after the last turn
     "glm-4": "<|endoftext|>",  # the template closes no turn: the stop word is appended so the model learns to stop
     "alpaca": "</s>",  # the template rewrites earlier turns once an answer follows: label + stop word after the prompt
 }
