@@ -137,6 +137,8 @@ def refuse_unsupported(body: Any, chat: bool) -> None:
 
     if body.n not in (None, 1):
         refuse("n", f"n={body.n} (one choice per request)")
+    if body.stream_options is not None and not body.stream:  # as OpenAI answers: nothing it could apply to
+        raise HTTPError(400, "stream_options: only allowed with stream=true", param="stream_options")
     neutral = _NEUTRAL_CHAT if chat else _NEUTRAL_TEXT
     for key in sorted(extra):
         value = extra[key]

@@ -27,6 +27,8 @@ else:
     [
         ("OnlineChatModule", "requests", "", "online"),
         ("TrainableModule", "transformers", "TrainableModule('.').build_request('hi')", "local"),
+        ("TrainableModule", "torch", "TrainableModule('.').start()", "local"),
+        ("TrainableModule", "torch", "TrainableModule('.', device='cuda').start()", "local"),
     ],
 )
 def test_a_missing_dependency_names_the_extra_to_install(name: str, blocked: str, call: str, extra: str) -> None:

@@ -26,7 +26,7 @@ import os
 import re
 from typing import Any, Protocol
 
-from modules.errors import ModuleConfigError
+from modules.errors import MissingExtraError, ModuleConfigError
 
 __all__ = [
     "DTYPES",
@@ -92,8 +92,15 @@ def check_device(device: Any) -> None:
 
 
 def check_device_available(device: str) -> None:
-    """Raise :class:`EngineUnavailableError` when *device* names an accelerator this torch cannot see."""
-    import torch
+    """Raise :class:`EngineUnavailableError` when *device* names an accelerator this torch cannot see
+    (:class:`~modules.errors.MissingExtraError` when torch itself is not installed)."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingExtraError(
+            "TrainableModule needs the 'local' extra (torch is not installed): pip install 'prompter-kit[local]' "
+            "(install the torch build for your machine first: docs/install.md)"
+        ) from exc
 
     kind = device.split(":", 1)[0]
     if kind == "cuda" and not torch.cuda.is_available():
