@@ -197,9 +197,22 @@ class ChatStream:
     """
 
     _deltas: Iterator[StreamDelta]
-    text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
+    # the pieces read so far, joined when ``text`` is read: appending to one growing string
+    # copies it again for every piece, which is quadratic in a long answer's piece count
+    _pieces: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The text read so far (the whole answer once the stream is exhausted)."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._pieces[:] = [value] if value else []
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -212,7 +225,7 @@ class ChatStream:
             if delta.finish_reason is not None:
                 self.finish_reason = delta.finish_reason
             if delta.text:
-                self.text += delta.text
+                self._pieces.append(delta.text)
                 return delta.text
 
     @property

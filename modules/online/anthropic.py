@@ -46,7 +46,7 @@ from modules.online.dialects import (
     tool_call,
 )
 from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_object, shown
-from modules.online.sse import ServerSentEvent
+from modules.online.sse import ServerSentEvent, joined
 
 __all__ = ["ANTHROPIC", "ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicDialect"]
 
@@ -221,7 +221,8 @@ class _Block:
     name: str = ""
     start_input: Any = None
     json: list[str] = field(default_factory=list)
-    thinking: dict[str, Any] | None = None  # a thinking block, filled by its deltas
+    thinking: dict[str, Any] | None = None  # a thinking block as it started
+    deltas: dict[str, list[str]] = field(default_factory=dict)  # its thinking/signature deltas, joined when read
 
 
 @dataclass
@@ -266,7 +267,7 @@ class AnthropicStreamState(Collected):
             self._blocks[index] = start
             text = block.get("text") if start.kind == "text" else None
             if isinstance(text, str) and text:
-                self.text += text
+                self.add_text(text)
                 return StreamDelta(text=text)
         elif kind == "content_block_delta":
             return self._delta(data)
@@ -298,7 +299,7 @@ class AnthropicStreamState(Collected):
             text = delta.get("text")
             if not isinstance(text, str):
                 raise invalid("delta.text", "a string", text, _WHERE)
-            self.text += text
+            self.add_text(text)
             return StreamDelta(text=text) if text else None
         if kind == "input_json_delta":
             piece = delta.get("partial_json")
@@ -316,13 +317,18 @@ class AnthropicStreamState(Collected):
                 raise invalid(f"delta.{name}", "a string", piece, _WHERE)
             if block is None or block.thinking is None or block.kind != "thinking":
                 raise invalid(f"content block {index}", "a thinking block started before its deltas", None, _WHERE)
-            block.thinking[name] += piece
+            block.deltas.setdefault(name, []).append(piece)
         return None  # thinking and signature deltas carry no answer text
 
     @property
     def thinking_blocks(self) -> tuple[dict[str, Any], ...]:
-        """The answer's thinking blocks, whole, in order (a tool-use turn sends them back)."""
-        return tuple(dict(b.thinking) for _, b in sorted(self._blocks.items()) if b.thinking is not None)
+        """The answer's thinking blocks, whole, in order (a tool-use turn sends them back), masked as a whole:
+        a secret split across two deltas is whole only here."""
+        return tuple(
+            {name: self.scrub(value + joined(b.deltas.get(name, []))) for name, value in b.thinking.items()}
+            for _, b in sorted(self._blocks.items())
+            if b.thinking is not None
+        )
 
     def _final(self) -> StreamDelta | None:
         if self._emitted:
@@ -333,7 +339,8 @@ class AnthropicStreamState(Collected):
                 continue
             if not block.name:
                 raise invalid(f"content block {index}: name", "a non-empty string", block.name, _WHERE)
-            arguments = "".join(block.json) or arguments_of(block.start_input)
+            # masked once whole: a secret split across two input_json_delta events is whole only here
+            arguments = self.scrub(joined(block.json)) or arguments_of(block.start_input)
             self.calls.append(tool_call(block.id, block.name, arguments))
         return StreamDelta(tool_calls=tuple(self.calls), finish_reason=self.finish_reason)
 

@@ -16,11 +16,11 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeGuard
 
 from modules.base import Completion, StreamDelta, ToolCall
 from modules.errors import ModuleConfigError
-from modules.online.sse import ServerSentEvent, SSEDecoder
+from modules.online.sse import ServerSentEvent, SSEDecoder, joined
 
 __all__ = [
     "nested_options",
@@ -42,8 +42,10 @@ NativeFormat = Literal["anthropic", "gemini", "ollama", "ollama_generate"]
 class StreamState(Protocol):
     """Folds a stream's events into deltas (see ``ChatStreamState`` for the OpenAI one)."""
 
-    text: str
     done: bool
+
+    @property
+    def text(self) -> str: ...
 
     @property
     def complete(self) -> bool: ...
@@ -53,6 +55,10 @@ class StreamState(Protocol):
 
 class Decoder(Protocol):
     def feed(self, chunk: bytes) -> list[ServerSentEvent]: ...
+
+    def flush(self) -> list[ServerSentEvent]:
+        """The events the end of the bytes completes (NDJSON's last line without its newline)."""
+        ...
 
     def close(self) -> bool: ...
 
@@ -134,9 +140,14 @@ def openai_usage(prompt: Any, completion: Any, raw: Mapping[str, Any]) -> dict[s
         usage["prompt_tokens"] = prompt
     if isinstance(completion, int) and not isinstance(completion, bool):
         usage["completion_tokens"] = completion
-    if "prompt_tokens" in usage and "completion_tokens" in usage:
-        usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    given, made = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if _count(given) and _count(made):  # a server's own keys of these names may hold anything
+        usage.setdefault("total_tokens", given + made)
     return usage
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def arguments_of(value: Any) -> str:
@@ -161,7 +172,6 @@ def tool_call(ident: str, name: str, arguments: str) -> ToolCall:
 class Collected:
     """What a stream state has seen so far (shared by the native states), and how it masks events."""
 
-    text: str = ""
     done: bool = False
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
@@ -169,6 +179,16 @@ class Collected:
     calls: list[ToolCall] = field(default_factory=list)
     scrub: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
     may_hide: Callable[[str], bool] = field(default=always, repr=False)
+    pieces: list[str] = field(default_factory=list, repr=False)  # the text, joined only when read
+
+    @property
+    def text(self) -> str:
+        """The text received so far (joined once per read: ``+=`` on a growing string is quadratic)."""
+        return joined(self.pieces)
+
+    def add_text(self, text: str) -> None:
+        if text:
+            self.pieces.append(text)
 
     def masked(self, raw: str, data: Any) -> Any:
         """``data`` (decoded from ``raw``) with secrets masked; skipped when ``raw`` cannot hide one."""

@@ -257,7 +257,7 @@ class GeminiStreamState(Collected):
         if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
             self.model = data["modelVersion"]
         chunk = _read(data, _WHERE)
-        self.text += chunk.text
+        self.add_text(chunk.text)
         self.calls += chunk.calls
         if chunk.usage is not None:
             self.usage = chunk.usage

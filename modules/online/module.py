@@ -605,6 +605,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                     break
                 if self._past(deadline):
                     raise self._stream_deadline_error(state)
+            for event in decoder.flush() if not state.complete else ():  # a last line without its newline
+                delta = self._masked(state.on_event(event), shown)
+                if delta is not None:
+                    yield delta
             decoder.close()
             if not state.complete:
                 raise StreamInterruptedError(
@@ -654,7 +658,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         return self._scrubber.text(text)
 
     def _parse_completion(self, raw: bytes, status: int | None) -> Completion:
-        text = raw.decode("utf-8", errors="replace")
+        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")  # a BOM may lead (RFC 8259 8.1)
         data = loads(text)
         if data is NOT_JSON:  # raised outside the handler: its __context__ would hold the body
             raise APIResponseValidationError(f"the answer is not JSON: {self._scrub(text)[:200]!r}")

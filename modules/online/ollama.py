@@ -63,17 +63,23 @@ class NDJSONDecoder:
     """Incremental newline-delimited JSON framing: :meth:`feed` bytes, get one event per complete line.
 
     Linear like the SSE decoder: an unfinished line is kept as pieces and joined
-    once. Blank lines are skipped. ``max_line`` bounds a line, in characters.
+    once. Blank lines are skipped, and a byte order mark before the first line.
+    The last line may end without its newline (JSON Lines allows it): :meth:`flush`
+    hands it on when it is a whole JSON value. ``max_line`` bounds a line, in characters.
     """
 
     def __init__(self, max_line: int | None = None) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending: list[str] = []
         self._size = 0
+        self._first = True
         self.max_line = max_line
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         text = self._utf8.decode(chunk)
+        if self._first and text:
+            self._first = False
+            text = text.removeprefix("\ufeff")
         events: list[ServerSentEvent] = []
         start = 0
         while True:
@@ -93,6 +99,15 @@ class NDJSONDecoder:
                 raise APIResponseValidationError(f"a stream line is longer than {self.max_line} characters")
             self._pending.append(rest)
         return events
+
+    def flush(self) -> list[ServerSentEvent]:
+        """At the end of the bytes: the last line when it came without its newline but is whole JSON
+        (a line cut short stays, for :meth:`close` to report)."""
+        line = "".join(self._pending).strip()
+        if not line or loads(line) is NOT_JSON:
+            return []
+        self._pending, self._size = [], 0
+        return [ServerSentEvent(data=line)]
 
     def close(self) -> bool:
         """Whether unfinished bytes were left (an unterminated last line is discarded)."""
@@ -214,7 +229,7 @@ class OllamaStreamState(Collected):
             message = read_object(message, "message", _WHERE)
             text = text_of(message.get("content"), "message.content", _WHERE)
             self.calls += _calls(message, _WHERE)
-        self.text += text
+        self.add_text(text)
         done = body.get("done")
         if done is not None and not isinstance(done, bool):
             raise invalid("done", "a boolean", done, _WHERE)

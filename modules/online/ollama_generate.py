@@ -117,7 +117,7 @@ class GenerateStreamState(Collected):
             return None
         self.model = optional_str(body, "model", "the top level", _WHERE) or self.model
         text = _text(body, _WHERE)
-        self.text += text
+        self.add_text(text)
         done = body.get("done")
         if done is not None and not isinstance(done, bool):
             raise invalid("done", "a boolean", done, _WHERE)

@@ -34,7 +34,7 @@ from modules.base import StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, StreamError
 from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_arguments, read_object, shown, text_of
 
-__all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events"]
+__all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events", "joined"]
 
 _join = "".join  # one name for the one place pieces of a line are joined (tests count its calls)
 
@@ -129,6 +129,10 @@ class SSEDecoder:
                 "raise the limit (OnlineChatModule(max_response_bytes=...)) if the answer is really that large"
             )
 
+    def flush(self) -> list[ServerSentEvent]:
+        """End of input: no more events (an event not closed by a blank line is incomplete, as the spec says)."""
+        return []
+
     def close(self) -> bool:
         """End of input. Returns True when an unfinished event or line was discarded."""
         tail = _join(self._pending) + self._utf8.decode(b"", final=True)
@@ -201,7 +205,7 @@ class _PartialCall:
     id: str = ""
     type: str = "function"
     name: str = ""
-    arguments: str = ""
+    arguments: list[str] = field(default_factory=list)  # the pieces, joined once at the end (linear)
     extra: dict[str, Any] | None = None  # extra_content (Gemini's OpenAI-compatible API: a thought signature)
 
 
@@ -216,7 +220,6 @@ class ChatStreamState:
     Tool calls are emitted once, complete, when the stream finishes.
     """
 
-    text: str = ""
     finish_reason: str | None = None
     done: bool = False
     usage: dict[str, Any] | None = None
@@ -225,6 +228,12 @@ class ChatStreamState:
     may_hide: Callable[[str], bool] = field(default=_always, repr=False)  # False: scrub can be skipped
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
     _emitted_calls: bool = False
+    _pieces: list[str] = field(default_factory=list, repr=False)  # the text, joined only when read
+
+    @property
+    def text(self) -> str:
+        """The text received so far (joined once per read: ``+=`` on a growing string is quadratic)."""
+        return joined(self._pieces)
 
     @property
     def complete(self) -> bool:
@@ -243,7 +252,7 @@ class ChatStreamState:
             call = ToolCall(
                 id=self.scrub(c.id),
                 type="function",
-                function={"name": self.scrub(c.name), "arguments": self.scrub(c.arguments)},
+                function={"name": self.scrub(c.name), "arguments": self.scrub(joined(c.arguments))},
             )
             if c.extra is not None:
                 call["extra_content"] = c.extra
@@ -315,7 +324,8 @@ class ChatStreamState:
             finish = optional_str(choice, "finish_reason", here, _WHERE)
             if finish:
                 self.finish_reason = finish
-        self.text += text
+        if text:
+            self._pieces.append(text)
         if self.finish_reason is not None:
             final = self._final_delta()
             if final is not None:
@@ -337,7 +347,8 @@ class ChatStreamState:
             partial.id = ident  # some providers repeat the id in every delta
         if name and name != partial.name:
             partial.name += name
-        partial.arguments += arguments
+        if arguments:
+            partial.arguments.append(arguments)
         extra = call.get("extra_content")
         if isinstance(extra, dict) and extra:
             partial.extra = extra
@@ -347,6 +358,17 @@ class ChatStreamState:
             return None
         self._emitted_calls = True
         return StreamDelta(tool_calls=self.tool_calls(), finish_reason=self.finish_reason)
+
+
+def joined(pieces: list[str]) -> str:
+    """The pieces of a growing text as one string, kept joined in ``pieces`` for the next read.
+
+    Text that arrives in many small pieces is appended to a list and joined when
+    read, so receiving it stays linear in its length.
+    """
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
 
 
 def _loads_or_text(data: str) -> Any:
