@@ -18,7 +18,7 @@ from modules.server.errors import cancelled_error, from_exception
 from modules.server.lifecycle import ServerState
 from modules.server.validation import finish_reason
 
-__all__ = ["batches", "chat_events", "deltas", "sse_event", "text_events"]
+__all__ = ["batches", "chat_events", "deltas", "sse_event", "text_events", "usage_event"]
 
 
 def sse_event(data: Any) -> bytes:
@@ -143,16 +143,7 @@ async def chat_events(
         yield sse_event(from_exception(exc).body())
         return
     if usage:
-        yield sse_event(
-            {
-                "id": rid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": state.model_name,
-                "choices": [],
-                "usage": counts,
-            }
-        )
+        yield usage_event(rid, "chat.completion.chunk", created, state.model_name, counts)
     yield b"data: [DONE]\n\n"
 
 
@@ -196,14 +187,10 @@ async def text_events(
         yield sse_event(from_exception(exc).body())
         return
     if usage:
-        yield sse_event(
-            {
-                "id": rid,
-                "object": "text_completion",
-                "created": created,
-                "model": state.model_name,
-                "choices": [],
-                "usage": counts,
-            }
-        )
+        yield usage_event(rid, "text_completion", created, state.model_name, counts)
     yield b"data: [DONE]\n\n"
+
+
+def usage_event(rid: str, kind: str, created: int, model: str, counts: dict[str, int]) -> bytes:
+    """The last chunk of a stream asked for ``stream_options.include_usage``: no choices, the token counts."""
+    return sse_event({"id": rid, "object": kind, "created": created, "model": model, "choices": [], "usage": counts})
