@@ -57,7 +57,16 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not file.is_file():
         raise ModuleConfigError(f"config {str(file)!r}: no such file")
     if file.suffix == ".json":
-        data = json.loads(file.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(file.read_text(encoding="utf-8-sig"))  # a byte-order mark is no JSON error
+        except UnicodeDecodeError as exc:
+            raise ModuleConfigError(
+                f"config {str(file)!r}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise ModuleConfigError(
+                f"config {str(file)!r}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+            ) from None
         if not isinstance(data, dict):
             raise ModuleConfigError(f"config {str(file)!r}: expected a JSON object")
         return data
@@ -105,18 +114,16 @@ def view(
     import sys
 
     from modules.eval.pipeline import plan
+    from modules.eval.runner import config_parts
 
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
         raise ModuleConfigError(f"the number of samples to view: expected an int >= 0, got {n!r}")
     out = stream if stream is not None else sys.stdout
     colour = colour_wanted(out)
-    datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
-    models = config.get("models", [config["model"]] if "model" in config else [])
-    if len(datasets) != 1:
-        raise ModuleConfigError(f"config: expected one dataset, got {len(datasets)}")
+    dataset, model = config_parts(config, first_model=True)
     the_plan = plan(
-        datasets[0],
-        dict(models[0]) if models else {},
+        dataset,
+        model,
         compat=compat or config.get("compat"),
         base_dir=base_dir,
         limit=n,

@@ -38,17 +38,28 @@ def load_samples(source: str | Path | Any, *, split: str | None = None) -> list[
     if not path.is_file():
         raise ModuleConfigError(f"dataset {str(path)!r}: no such file (give a .jsonl, .json or .csv file)")
     suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".json", ".csv"):
+        raise ModuleConfigError(f"dataset {str(path)!r}: unknown format {suffix!r}; use .jsonl, .json or .csv")
+    try:
+        return _read(path, suffix)
+    except UnicodeDecodeError as exc:
+        raise ModuleConfigError(f"dataset {str(path)!r}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def _read(path: Path, suffix: str) -> list[dict[str, Any]]:
+    # "utf-8-sig": a byte-order mark (spreadsheets write one) is not part of the first field's name
     if suffix == ".jsonl":
         return _jsonl(path)
     if suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except json.JSONDecodeError as exc:
+            raise ModuleConfigError(f"{path.name}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
         if not isinstance(data, list):
             raise ModuleConfigError(f"dataset {str(path)!r}: a .json dataset is a list of objects")
         return [_sample(s, f"{path.name}[{i}]") for i, s in enumerate(data)]
-    if suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            return [dict(row) for row in csv.DictReader(handle)]
-    raise ModuleConfigError(f"dataset {str(path)!r}: unknown format {suffix!r}; use .jsonl, .json or .csv")
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return [dict(row) for row in csv.DictReader(handle)]
 
 
 def _sample(value: object, where: str) -> dict[str, Any]:
@@ -59,7 +70,7 @@ def _sample(value: object, where: str) -> dict[str, Any]:
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     out = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue

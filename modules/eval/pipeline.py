@@ -88,6 +88,8 @@ def plan(
     """The evaluation of ``dataset`` for ``model`` (configs as OpenCompass writes them)."""
     compat = check_compat(compat)
     base = Path(base_dir)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise ModuleConfigError(f"limit: expected an int >= 0 (the first N samples), got {limit!r}")
     if not isinstance(dataset, Mapping):
         raise ModuleConfigError(f"dataset: expected a dict config, got {type(dataset).__name__}")
     if "path" not in dataset:

@@ -31,7 +31,7 @@ from modules.eval.pipeline import Plan, build_module, plan
 from prompter.templates.compat import Compat
 from prompter.templates.config import type_name
 
-__all__ = ["Backend", "Progress", "RunStats", "read_done", "run_eval", "run_plan"]
+__all__ = ["Backend", "Progress", "RunStats", "config_parts", "read_done", "run_eval", "run_plan"]
 
 Backend = Literal["process", "ray"]
 """Where jobs are answered: this process and its worker processes, or a Ray cluster."""
@@ -81,11 +81,18 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(model: Mapping[str, Any], inferencer: Any) -> None:
-    _WORKER["module"] = build_module(model)
     _WORKER["inferencer"] = inferencer
+    # a pool replaces a worker whose initializer raises, for ever (a wrong model path hung the run):
+    # the worker keeps the error and raises it from its first job, which ends the run with it
+    try:
+        _WORKER["module"] = build_module(model)
+    except Exception as exc:
+        _WORKER["error"] = exc
 
 
 def _answer_in_worker(job: dict[str, Any]) -> dict[str, Any]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     record: dict[str, Any] = _WORKER["inferencer"].answer(_WORKER["module"], job)
     return record
 
@@ -237,6 +244,39 @@ def _forkserver_would_shadow_us() -> bool:
     return Path(found.origin).resolve().parent != ours
 
 
+def config_parts(config: Mapping[str, Any], *, first_model: bool = False) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """The one dataset config and the model config (``{}`` when none) of an evaluation config.
+
+    ``first_model``: several models are allowed and the first is taken (viewing prompts)."""
+    if not isinstance(config, Mapping):
+        raise ModuleConfigError(f"config: expected a dict with dataset and model, got {type(config).__name__}")
+    datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
+    models = config.get("models", [config["model"]] if "model" in config else [])
+    for key, value in (("datasets", datasets), ("models", models)):
+        if not isinstance(value, (list, tuple)):
+            raise ModuleConfigError(f"config[{key!r}]: expected a list of dict configs, got {type(value).__name__}")
+    if len(datasets) != 1:
+        raise ModuleConfigError(f"config: expected one dataset (dataset=... or datasets=[...]), got {len(datasets)}")
+    if len(models) > 1 and not first_model:
+        raise ModuleConfigError(f"config: expected one model (model=... or models=[...]), got {len(models)}")
+    if not isinstance(datasets[0], Mapping):
+        raise ModuleConfigError(f"dataset: expected a dict config, got {type(datasets[0]).__name__}")
+    if models and not isinstance(models[0], Mapping):
+        raise ModuleConfigError(
+            f"model: expected a dict config, dict(type='TrainableModule', path=...), got {type(models[0]).__name__}"
+        )
+    return datasets[0], dict(models[0]) if models else {}
+
+
+def _config_workers(config: Mapping[str, Any]) -> int:
+    value = config.get("workers", 1)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ModuleConfigError(f"config['workers']: expected an int >= 1, got {value!r}")
+    return value
+
+
 def run_eval(
     config: Mapping[str, Any],
     *,
@@ -255,23 +295,21 @@ def run_eval(
     The config may also set ``output``, ``workers``, ``compat``, ``backend`` and ``ray_address``;
     arguments win.
     """
-    datasets = config.get("datasets", [config["dataset"]] if "dataset" in config else [])
-    models = config.get("models", [config["model"]] if "model" in config else [])
-    if len(datasets) != 1:
-        raise ModuleConfigError(f"config: expected one dataset (dataset=... or datasets=[...]), got {len(datasets)}")
-    if len(models) > 1:
-        raise ModuleConfigError(f"config: expected one model (model=... or models=[...]), got {len(models)}")
-    model = dict(models[0]) if models else {}
-    out = output or config.get("output") or f"{datasets[0].get('abbr', 'predictions')}.jsonl"
+    dataset, model = config_parts(config)
+    out = output or config.get("output") or f"{dataset.get('abbr', 'predictions')}.jsonl"
     the_plan = plan(
-        datasets[0], model, compat=compat or config.get("compat"), base_dir=base_dir, limit=limit or config.get("limit")
+        dataset,
+        model,
+        compat=compat or config.get("compat"),
+        base_dir=base_dir,
+        limit=limit if limit is not None else config.get("limit"),
     )
     return run_plan(
         the_plan,
         Path(base_dir) / out if not Path(out).is_absolute() else out,
         model=model if module is None else None,
         module=module,
-        workers=workers or int(config.get("workers", 1)),
+        workers=workers or _config_workers(config),
         progress=progress,
         backend=backend or config.get("backend", "process"),
         ray_address=ray_address or config.get("ray_address"),

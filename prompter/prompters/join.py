@@ -14,10 +14,11 @@ retrieved documents) is never scanned, so its braces never raise and are never f
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import string
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from prompter.errors import MessageError, MissingSlotError, PromptTypeError
+from prompter.errors import MessageError, MissingSlotError, PromptTypeError, PromptValueError
 from prompter.instruction import InstructionTemplate
 
 __all__ = ["join"]
@@ -49,14 +50,60 @@ def _json(value: object, where: str) -> str:
         raise PromptTypeError(f"{where}: expected text or a JSON value, got {type(value).__name__}") from None
 
 
+# str.format_map's reader of a string part: literal text, then a field's name, spec and conversion
+_FORMATTER = string.Formatter()
+_CONVERT: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
+
+
+def _format_fields(text: str) -> list[tuple[str, str | None, str, str | None]] | None:
+    """``text`` read as ``str.format_map`` reads it, when every field is a plain name (``{x}``,
+    ``{x:>8}``, ``{x!r}``); None when it would refuse the text or reach past a name (``{"a": 1}``,
+    ``{0}``, ``{x.y}``, a lone brace): those braces are then literal text."""
+    try:
+        fields = list(_FORMATTER.parse(text))
+    except ValueError:
+        return None
+    for _literal, name, spec, conversion in fields:
+        if name is not None and (
+            not name.isidentifier() or "{" in (spec or "") or (conversion is not None and conversion not in _CONVERT)
+        ):
+            return None
+    return [(literal, name, spec or "", conversion) for literal, name, spec, conversion in fields]
+
+
 def _filled(text: str, format_map: Mapping[str, Any] | None, where: str) -> str:
+    """A string part with ``format_map``'s values, in one pass.
+
+    Where ``str.format_map`` (what PromptEngine calls) reads the text, the result is its result:
+    ``{{`` and ``}}`` are braces, ``{x:>8}`` and ``{x!r}`` format the value. Elsewhere only
+    ``{identifier}`` slots are filled and every other brace stays as written."""
     if format_map is None:
         return text
-    template = InstructionTemplate(text)
-    missing = [slot for slot in template.slots if slot not in format_map]
-    if missing:
-        raise MissingSlotError(f"{where}: format_map has no value for {{{missing[0]}}}; add it or write {{{{ }}}} ")
-    return template.fill({slot: _written(format_map[slot], f"format_map[{slot!r}]") for slot in template.slots})
+    fields = _format_fields(text)
+    if fields is None:
+        template = InstructionTemplate(text)
+        missing = [slot for slot in template.slots if slot not in format_map]
+        if missing:
+            raise MissingSlotError(f"{where}: format_map has no value for {{{missing[0]}}}; add it or write {{{{ }}}} ")
+        return template.fill({slot: _written(format_map[slot], f"format_map[{slot!r}]") for slot in template.slots})
+    out: list[str] = []
+    for literal, name, spec, conversion in fields:
+        out.append(literal)
+        if name is None:
+            continue
+        if name not in format_map:
+            raise MissingSlotError(f"{where}: format_map has no value for {{{name}}}; add it or write {{{{ }}}} ")
+        value = format_map[name]
+        _written(value, f"format_map[{name!r}]")
+        if conversion is not None:
+            value = _CONVERT[conversion](value)
+        try:
+            out.append(format(value, spec))
+        except (TypeError, ValueError) as exc:
+            raise PromptValueError(
+                f"{where}: format_map[{name!r}] cannot be written as {{{name}:{spec}}}: {exc}"
+            ) from None
+    return "".join(out)
 
 
 def _content(item: Mapping[str, Any], where: str) -> Any:
@@ -70,9 +117,9 @@ def _content(item: Mapping[str, Any], where: str) -> Any:
 def _message(item: Mapping[str, Any], where: str) -> dict[str, Any]:
     content = _content(item, where)
     out: dict[str, Any] = {}
-    if "name" in item:
+    if item.get("name") is not None:  # a name of None is no speaker (never one called "None")
         out["name"] = _written(item["name"], f"{where}.name")
-    out["role"] = _written(item["role"], f"{where}.role") if "role" in item else "assistant"
+    out["role"] = _written(item["role"], f"{where}.role") if item.get("role") is not None else "assistant"
     out["content"] = _json(content, f"{where}.content")
     return out
 

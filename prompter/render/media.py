@@ -4,7 +4,8 @@ A media part's ``url`` is a ``data:`` URL, a web URL, or a local file (a plain p
 ``file://`` URL). :func:`resolve` turns it into what a dialect can send:
 
 * a local file becomes a base64 ``data:`` URL with its MIME type (or, for DashScope, which
-  reads local files itself, a ``file://`` URL with the absolute path);
+  reads local files itself, a ``file://`` URL with the absolute path, its ``%``, ``+``, ``#``
+  and ``?`` escaped so that the SDK's ``unquote_plus`` reads back the same path);
 * a local file that is missing, too large, or whose extension is not one of the part's kind,
   and a web URL whose extension names another kind of file (``https://x/doc.pdf`` given as an
   image), is skipped with a warning on the ``prompter`` logger, as AgentScope skips it;
@@ -86,6 +87,9 @@ EXTENSIONS: dict[str, dict[str, str]] = {
     },
 }
 _KIND_WORD = {"image_url": "image", "audio": "audio", "video": "video"}
+# DashScope's SDK reads a file:// URL back with urlparse and unquote_plus, which cut a path at "#"
+# and "?", drop tabs and line breaks, and decode "%XX" and "+": those are written escaped
+_FILE_URL_ESCAPES = str.maketrans({c: f"%{ord(c):02X}" for c in "%+#?\t\n\r"})
 
 
 _LOCAL_FILES: ContextVar[bool] = ContextVar("prompter_local_files", default=True)
@@ -164,7 +168,7 @@ def resolve(part: ContentPart, where: str, *, file_urls: bool = False) -> Conten
             _warn(f"{where}: skipped local file {path[:80]!r}: larger than {MAX_BYTES} bytes")
             return None
         if file_urls:
-            return part._replace(url="file://" + os.path.abspath(path))
+            return part._replace(url="file://" + os.path.abspath(path).translate(_FILE_URL_ESCAPES))
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
