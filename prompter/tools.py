@@ -120,6 +120,8 @@ class ToolSet:
         dicts on every call. Equal tools passed again (a module passes its tools
         on every call) reuse the set already validated, found by their JSON text.
         """
+        if not issubclass(type(tools), (list, tuple)):  # type(): never the caller's __class__ or __iter__
+            raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
         try:
             text = json.dumps(list(tools), ensure_ascii=False)  # type: ignore[call-overload]
         except (TypeError, ValueError):

@@ -238,8 +238,10 @@ class PrompterBase:
         if tools is not None and not self.allows_tools:
             raise ToolsError(f"{type(self).__name__} takes no tools")
         tools = plain_copy(tools, "tools", ToolsError)
-        # an empty list offers no tools and locks nothing
-        self._tools = ToolSet.from_user(tools, shared=True) if tools else None
+        # an empty list offers no tools and locks nothing; anything but a list is the validator's to name
+        # (its truth value is never asked: that would run the caller's __bool__)
+        offered = tools is not None and (type(tools) not in (list, tuple) or len(tools) > 0)
+        self._tools = ToolSet.from_user(tools, shared=True) if offered else None
         if history is not None and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
         self._history: tuple[Turn, ...] = normalize_history(plain_copy(history, "history", HistoryError), "history")
