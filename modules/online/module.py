@@ -91,7 +91,7 @@ from modules.online.native import dialect_for
 from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop
 from modules.online.response import StreamEnd, model_of, request_id_of
 from modules.online.retry import RetryPolicy
-from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, secrets_of_headers
+from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, masked_headers, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import (
     Source,
@@ -148,6 +148,12 @@ class ChatRequest:
     headers: Mapping[str, str]
     body: Mapping[str, Any]
     stream: bool = False
+
+    def __repr__(self) -> str:  # a credential header the caller passed in headers= is never shown
+        return (
+            f"ChatRequest(url={self.url!r}, headers={masked_headers(self.headers)!r}, body={self.body!r}, "
+            f"stream={self.stream!r})"
+        )
 
     def content(self) -> bytes:
         """The body as UTF-8 JSON bytes (what goes on the wire)."""

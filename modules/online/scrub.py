@@ -31,11 +31,16 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "secrets_of_headers"]
+__all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "masked_headers", "secrets_of_headers"]
 
 MASK = "***"
 _MIN_SECRET = 4
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"})
+
+
+def masked_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """*headers* with every credential header's value shown as ``***`` (for reprs and logs)."""
+    return {name: MASK if str(name).lower() in _SECRET_HEADERS else value for name, value in headers.items()}
 
 
 def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:
