@@ -28,6 +28,7 @@ from typing import Any
 
 from modules.local.training.example import IGNORE_INDEX, TrainingExample, TrainingExampleError
 from modules.local.training.progress import progress_bar
+from prompter.errors import PromptError
 
 __all__ = ["ExampleSet", "build_examples", "read_records"]
 
@@ -106,8 +107,11 @@ def build_examples(
             example = module.training_example(
                 input, history, tools, label=label, train_on_history=train_on_history, max_length=max_length
             )
-        except TrainingExampleError as exc:
-            raise TrainingExampleError(f"record {i}: {exc}") from exc
+        except (TrainingExampleError, PromptError) as exc:  # the same error, naming the record it came from
+            located = _at_record(exc, i)
+            if located is exc:
+                raise
+            raise located from exc
         out.append(example)
         if bar is not None:
             bar.update(1)
@@ -124,6 +128,14 @@ def build_examples(
     if out.summary["truncated"]:
         logger.warning("%d example(s) were cut at max_length=%s", out.summary["truncated"], max_length)
     return out
+
+
+def _at_record(error: Exception, index: int) -> Exception:
+    """*error* again, its message opening with the record's index (itself if its type takes no message)."""
+    try:
+        return type(error)(f"record {index}: {error}")
+    except Exception:  # noqa: BLE001 - an error class with another signature: the original says enough
+        return error
 
 
 def split_record(record: Mapping[str, Any], slots: tuple[str, ...]) -> tuple[Any, Any, Any, str]:
