@@ -9,7 +9,9 @@ A media part's ``url`` is a ``data:`` URL, a web URL, or a local file (a plain p
 * a local file that is missing, too large, or whose extension is not one of the part's kind,
   and a web URL whose extension names another kind of file (``https://x/doc.pdf`` given as an
   image), is skipped with a warning on the ``prompter`` logger, as AgentScope skips it;
-* a web URL without an extension is kept: nothing here can tell what it holds.
+* a web URL without an extension is kept: nothing here can tell what it holds;
+* a ``data:`` URL is kept as it is, unless its media type names another kind (``data:application/pdf``
+  given as an image), which is skipped with a warning too.
 
 This is the one place in ``prompter/`` that reads files; it reads only regular files with a
 media extension, at most :data:`MAX_BYTES` of them. Where messages come from someone else (an
@@ -142,9 +144,17 @@ def resolve(part: ContentPart, where: str, *, file_urls: bool = False) -> Conten
     ``file_urls``: keep local files as ``file://`` URLs with an absolute path (DashScope) instead of
     reading them into ``data:`` URLs.
     """
-    if part.type == "text" or part.url[:5].lower() == "data:":
+    if part.type == "text":
         return part
     word = _KIND_WORD[part.type]
+    if part.url[:5].lower() == "data:":
+        # its media type says what it holds: another kind (a PDF given as an image) is skipped like a .pdf URL
+        head, comma, _ = part.url[5:].partition(",")  # no comma: malformed, the dialect's validator names it
+        given = head.split(";", 1)[0].strip().lower()
+        if comma and given and given.split("/", 1)[0] != word:
+            _warn(f"{where}: skipped a data: URL of type {given[:60]!r}: not an {word} this API can take")
+            return None
+        return part
     path = local_path(part.url)
     if path is None:
         extension = web_extension(part.url)
