@@ -14,12 +14,14 @@ retrieved documents) is never scanned, so its braces never raise and are never f
 from __future__ import annotations
 
 import json
+import re
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from prompter.errors import MessageError, MissingSlotError, PromptTypeError, PromptValueError
 from prompter.instruction import InstructionTemplate
+from prompter.prompters.boundary import plain_copy
 
 __all__ = ["join"]
 
@@ -28,15 +30,29 @@ __all__ = ["join"]
 _WRITTEN = (str, int, float, Mapping, list, tuple, type(None))
 
 
+def _plain(value: object, where: str) -> Any:
+    """*value* as plain data (a str subclass as its characters, a dict or list copied so), or a typed
+    error: the caller's own ``__str__``, ``__format__`` or ``__repr__`` are never run."""
+    plain = plain_copy(value, where, PromptTypeError)
+    if not isinstance(plain, _WRITTEN):
+        raise PromptTypeError(
+            f"{where}: expected text, a number, None, a dict or a list, got {type(value).__name__}; "
+            "convert it to str first"
+        )
+    return plain
+
+
 def _written(value: object, where: str) -> str:
     """A value as AgentScope's string prompt writes it: Python's ``str()`` (``{'a': 1}``, ``None``).
 
     Other objects are refused: their ``str()`` is mostly a repr such as ``<object at 0x...>``."""
-    if isinstance(value, _WRITTEN):
-        return str(value)
-    raise PromptTypeError(
-        f"{where}: expected text, a number, None, a dict or a list, got {type(value).__name__}; convert it to str first"
-    )
+    plain = _plain(value, where)
+    try:
+        return str(plain)
+    except ValueError:  # an int past Python's int-to-str limit
+        raise PromptValueError(
+            f"{where}: holds an int of over 4,300 digits, which Python cannot write; pass it as a str"
+        ) from None
 
 
 def _json(value: object, where: str) -> str:
@@ -53,6 +69,8 @@ def _json(value: object, where: str) -> str:
 # str.format_map's reader of a string part: literal text, then a field's name, spec and conversion
 _FORMATTER = string.Formatter()
 _CONVERT: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
+_DIGITS = re.compile(r"\d+")  # a spec's width and precision (and a digit used as its fill)
+_MAX_WIDTH = 100_000  # {x:>99999999999} would allocate gigabytes before anything could stop it
 
 
 def _format_fields(text: str) -> list[tuple[str, str | None, str, str | None]] | None:
@@ -93,11 +111,14 @@ def _filled(text: str, format_map: Mapping[str, Any] | None, where: str) -> str:
             continue
         if name not in format_map:
             raise MissingSlotError(f"{where}: format_map has no value for {{{name}}}; add it or write {{{{ }}}} ")
-        value = format_map[name]
-        _written(value, f"format_map[{name!r}]")
-        if conversion is not None:
-            value = _CONVERT[conversion](value)
+        value = _plain(format_map[name], f"format_map[{name!r}]")
+        if any(int(digits) > _MAX_WIDTH for digits in _DIGITS.findall(spec)):
+            raise PromptValueError(
+                f"{where}: {{{name}:{spec}}} asks for a width or precision over {_MAX_WIDTH:,}; write a smaller one"
+            )
         try:
+            if conversion is not None:
+                value = _CONVERT[conversion](value)
             out.append(format(value, spec))
         except (TypeError, ValueError) as exc:
             raise PromptValueError(
