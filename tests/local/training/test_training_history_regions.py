@@ -9,13 +9,9 @@ with tools (the tools block before the last user turn) silently learnt no histor
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
 import pytest
-
-from modules.local.training.example import IGNORE_INDEX
-from prompter import ChatPrompter
+from test_training_example import learnt_text as learnt  # one tiny model per family, shared
+from test_training_example import module
 
 WEATHER = {
     "type": "function",
@@ -38,19 +34,6 @@ CASES = {
     ("mistral-v0.3-tools", True): " AAAone </s> AAAtwo </s> LLL </s>",
     ("alpaca", False): "AAAoneAAAtwoLLL</s>",  # the template closes no history answer with a stop token
 }
-
-
-@cache
-def module(family: str) -> Any:
-    from modules.local.tiny_model import cached_tiny_model
-    from modules.local.trainable import TrainableModule
-
-    return TrainableModule(cached_tiny_model(family)).prompt(ChatPrompter("Answer briefly.", enable_system=False))
-
-
-def learnt(m: Any, example: Any) -> str:
-    ids = [t for t, label in zip(example["input_ids"], example["labels"]) if label != IGNORE_INDEX]
-    return str(m.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
 
 
 @pytest.mark.parametrize(("family", "with_tools"), sorted(CASES), ids=[f"{f}-{'tools' if t else 'plain'}" for f, t in sorted(CASES)])
