@@ -114,13 +114,24 @@ def _key(key: Any, where: str) -> Any:
 
 
 def _as_dict(value: Message | ToolCall | ContentPart) -> dict[str, Any]:
+    """The message dict ``value`` was made from (or stands for), with everything it carries."""
     if isinstance(value, ContentPart):
         if value.type == "text":
             return {"type": "text", "text": value.text}
-        image = {"url": value.url} if value.detail is None else {"url": value.url, "detail": value.detail}
-        return {"type": "image_url", "image_url": image}
+        if value.type == "image_url":
+            image = {"url": value.url} if value.detail is None else {"url": value.url, "detail": value.detail}
+            return {"type": "image_url", "image_url": image}
+        key = f"{value.type}_url"  # audio_url, video_url: an audio or video part stays one
+        return {"type": key, key: {"url": value.url}}
     if isinstance(value, ToolCall):
-        return {"id": value.id, "type": "function", "function": {"name": value.name, "arguments": value.arguments}}
+        # the caller's own JSON text of the arguments when there is one, as the dict it came from held
+        text = value.arguments_json
+        arguments = text if isinstance(text, str) and str.__len__(text) else value.arguments
+        function = {"name": value.name, "arguments": arguments}
+        call: dict[str, Any] = {"id": value.id, "type": "function", "function": function}
+        if value.signature is not None:
+            call["extra_content"] = {"google": {"thought_signature": value.signature}}
+        return call
     out: dict[str, Any] = {"role": value.role, "content": None if value.content_null else value.content}
     if value.tool_calls:
         out["tool_calls"] = list(value.tool_calls)
@@ -128,6 +139,8 @@ def _as_dict(value: Message | ToolCall | ContentPart) -> dict[str, Any]:
         out["tool_call_id"] = value.tool_call_id
     if value.name is not None:
         out["name"] = value.name
+    if value.thinking:
+        out["thinking_blocks"] = list(value.thinking)
     return out
 
 

@@ -203,6 +203,10 @@ def join(*parts: Any, format_map: Mapping[str, Any] | None = None, as_messages: 
         raise PromptTypeError(f"format_map: expected a dict, got {type(format_map).__name__}")
     if type(as_messages) is not bool:
         raise PromptTypeError(f"as_messages: expected a bool, got {type(as_messages).__name__}")
+    # read once into plain data, bounded in depth and without cycles: nothing below calls the caller's
+    # objects (a Mapping's get, a str subclass's __len__) or recurses without end
+    parts = tuple(plain_copy(part, f"parts[{i}]", PromptTypeError) for i, part in enumerate(parts))
+    format_map = plain_copy(format_map, "format_map", PromptTypeError)
     if as_messages:
         return _as_messages(parts, format_map, "parts")
     return _as_text(parts, format_map, "parts")

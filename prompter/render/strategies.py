@@ -243,10 +243,14 @@ def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str
     skip_empty = dialect == "dashscope" and header != LEGACY_HEADER
     lines: list[str] = []
     media: list[ContentPart] = []
+    # a tool result names its function as AgentScope's blocks do: an OpenAI-style result carries only the
+    # id of its call, so the name is the call's, as every dialect's renderer finds it
+    functions = {call.id: call.name for message in messages for call in message.tool_calls if call.id}
     for message in messages:
         if message.role == "tool":
             text = _text(message.content)
-            result = {"type": "tool_result", "id": message.tool_call_id, "name": message.name, "output": text}
+            name = functions.get(message.tool_call_id or "") or message.name
+            result = {"type": "tool_result", "id": message.tool_call_id, "name": name, "output": text}
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
             continue
         if isinstance(message.content, str):
