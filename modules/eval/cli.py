@@ -1,7 +1,9 @@
 """``prompter eval CONFIG``: run an OpenCompass/AISBench-style evaluation config.
 
 CONFIG is a ``.json`` file, or a ``.py`` file written as OpenCompass configs are
-(it is run as Python, like any config of yours, so only run files you trust). It
+(it is run as Python, like any config of yours, so only run files you trust; its
+``from opencompass... import PromptTemplate`` lines give the names, see
+:data:`UPSTREAM_PACKAGES`). It
 defines ``dataset`` (or a one-item ``datasets``) and ``model`` (or ``models``), and
 may set ``output``, ``workers``, ``compat`` and ``backend`` (``"ray"``, with ``ray_address``).
 Paths in it are relative to its folder.
@@ -10,15 +12,50 @@ Paths in it are relative to its folder.
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import os
 import runpy
+import types
 from pathlib import Path
 from typing import Any
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["add_parser", "colour_wanted", "load_config", "run", "run_view", "view"]
+__all__ = ["UPSTREAM_PACKAGES", "add_parser", "colour_wanted", "load_config", "run", "run_view", "view"]
+
+
+UPSTREAM_PACKAGES = ("opencompass", "ais_bench")
+"""Packages a pasted config imports its ``type`` classes from; in a config each imported name is the
+name itself (``from opencompass.openicl.icl_prompt_template import PromptTemplate`` gives
+``"PromptTemplate"``), which ``type=`` accepts. Neither package is needed or imported."""
+
+
+class _UpstreamNames(types.ModuleType):
+    """An upstream module as a pasted config sees it: every name imported from it stands for itself."""
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return name
+
+
+def _run_py(file: Path) -> dict[str, Any]:
+    def imports(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level == 0 and name.partition(".")[0] in UPSTREAM_PACKAGES:
+            return _UpstreamNames(name)
+        return builtins.__import__(name, globals_, locals_, fromlist, level)
+
+    names = {**vars(builtins), "__import__": imports}
+    try:
+        variables = runpy.run_path(str(file), init_globals={"__builtins__": names})
+    except ImportError as exc:
+        raise ModuleConfigError(
+            f"config {str(file)!r}: {exc}; a config may import from {', '.join(UPSTREAM_PACKAGES)} "
+            "(the names stand for themselves) and from what is installed; paste the blocks it imports "
+            "from other config files into it"
+        ) from None
+    return {k: v for k, v in variables.items() if not k.startswith("__")}
 
 
 def add_parser(sub: Any) -> None:
@@ -71,7 +108,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
             raise ModuleConfigError(f"config {str(file)!r}: expected a JSON object")
         return data
     if file.suffix == ".py":
-        return {k: v for k, v in runpy.run_path(str(file)).items() if not k.startswith("__")}
+        return _run_py(file)
     raise ModuleConfigError(f"config {str(file)!r}: expected a .py or .json file")
 
 

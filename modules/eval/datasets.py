@@ -21,6 +21,9 @@ from modules.errors import MissingExtraError, ModuleConfigError
 
 __all__ = ["load_samples"]
 
+_FIELD_LIMIT = 2**31 - 1
+"""The longest CSV field read (the csv module's own default is 128 KiB; long-context datasets exceed it)."""
+
 
 def load_samples(source: str | Path | Any, *, split: str | None = None) -> list[dict[str, Any]]:
     """The samples of ``source``: a ``.jsonl`` / ``.json`` / ``.csv`` path, a list of dicts, or an HF dataset.
@@ -58,8 +61,30 @@ def _read(path: Path, suffix: str) -> list[dict[str, Any]]:
         if not isinstance(data, list):
             raise ModuleConfigError(f"dataset {str(path)!r}: a .json dataset is a list of objects")
         return [_sample(s, f"{path.name}[{i}]") for i, s in enumerate(data)]
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        return [dict(row) for row in csv.DictReader(handle)]
+    return _csv(path)
+
+
+def _csv(path: Path) -> list[dict[str, Any]]:
+    # a field may be a long document: the csv module's default limit (128 KiB) is lifted while reading
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, _FIELD_LIMIT))
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            out = []
+            for row in reader:
+                if None in row:  # more fields than the header names: they would have no column
+                    named = len(reader.fieldnames or ())
+                    raise ModuleConfigError(
+                        f"{path.name}:{reader.line_num}: {named + len(row[None])} fields but the header names "
+                        f"{named}; quote fields that hold commas"
+                    )
+                out.append(dict(row))
+            return out
+    except csv.Error as exc:
+        raise ModuleConfigError(f"{path.name}:{reader.line_num}: not valid CSV ({exc})") from None
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _sample(value: object, where: str) -> dict[str, Any]:

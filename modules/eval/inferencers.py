@@ -5,7 +5,8 @@ processes: :meth:`job` renders a sample's prompt(s) into a plain, picklable dict
 (pure, fast), :meth:`answer` runs a module on it.
 
 * :class:`GenInferencer`: the prompt is generated from, at most ``max_out_len``
-  tokens, cut at the first of ``stopping_criteria``.
+  tokens, cut at the first of ``stopping_criteria``; the output field is blanked, or
+  holds ``gen_field_replace_token`` (as in OpenCompass).
 * :class:`PPLInferencer`: one candidate prompt per label; the prediction is the label
   whose continuation has the lowest mean token loss. The continuation is what
   follows the template's ``sep_token`` when it has one, else what follows the
@@ -20,6 +21,7 @@ logprobs, :mod:`modules.online.scoring`).
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +52,27 @@ def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
+UPSTREAM_OPTIONS = frozenset(
+    {
+        "model", "max_seq_len", "min_out_len", "batch_size", "output_json_filepath", "output_json_filename",
+        "save_every", "multiround", "dump_timer", "dump_res_length", "dump_only_message_path", "generation_kwargs",
+        "labels", "max_out_len", "normalizing_str", "fix_id_list",
+    }
+)  # fmt: skip
+"""Inferencer options of OpenCompass/AISBench configs that a pasted config may give and are not used here."""
+
+
+def _check_options(name: str, extra: Mapping[str, Any], used: Sequence[str]) -> None:
+    """A misspelled option (close to one we use, and no upstream option) is an error naming it; other upstream
+    options are ignored, as OpenCompass ignores the options an inferencer does not take."""
+    for key in extra:
+        close = difflib.get_close_matches(str(key), used, 1)
+        if key not in UPSTREAM_OPTIONS and close:
+            raise ModuleConfigError(
+                f"{name}: unknown option {key!r} (did you mean {close[0]!r}?); it takes {list(used)}"
+            )
+
+
 def _text(prompt: Any) -> str:
     return prompt if isinstance(prompt, str) else str(prompt)
 
@@ -62,10 +85,17 @@ class GenInferencer:
         max_out_len: int = 256,
         stopping_criteria: Sequence[str] = (),
         batch_size: int = 1,
+        gen_field_replace_token: str = "",
         type: object = None,  # noqa: A002 - the key of a pasted config block
         **_ignored: Any,
     ) -> None:
         check_config_type(type, "GenInferencer")
+        _check_options("GenInferencer", _ignored, ("max_out_len", "stopping_criteria", "gen_field_replace_token"))
+        if not isinstance(gen_field_replace_token, str):
+            raise ModuleConfigError(
+                f"gen_field_replace_token: expected a string (what stands in the output field), "
+                f"got {gen_field_replace_token!r}"
+            )
         if not isinstance(max_out_len, int) or isinstance(max_out_len, bool) or max_out_len < 1:
             raise ModuleConfigError(f"max_out_len: expected an int >= 1, got {max_out_len!r}")
         if isinstance(stopping_criteria, str) or not all(isinstance(s, str) and s for s in stopping_criteria):
@@ -75,13 +105,18 @@ class GenInferencer:
         self.max_out_len = max_out_len
         self.stopping_criteria = tuple(stopping_criteria)
         self.batch_size = batch_size
+        self.gen_field_replace_token = gen_field_replace_token
 
     def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
         """The rendered prompt of one sample."""
         r = prompts.retriever
         ice = r.generate_ice(ice_ids, prompts.ice_template)
         prompt = r.generate_prompt(
-            entry, ice, ice_template=prompts.ice_template, prompt_template=prompts.prompt_template
+            entry,
+            ice,
+            ice_template=prompts.ice_template,
+            prompt_template=prompts.prompt_template,
+            gen_field_replace_token=self.gen_field_replace_token,
         )
         text = prompts.meta.parse(prompt, mode="gen")
         gold = entry.get(r.output_column) if r.output_column else None
@@ -99,6 +134,7 @@ class GenInferencer:
             ice_template=prompts.ice_template,
             prompt_template=prompts.prompt_template,
             ice_ids=ice_ids,
+            gen_field_replace_token=self.gen_field_replace_token,
         )
         return [
             {
@@ -138,6 +174,7 @@ class PPLInferencer:
         **_ignored: Any,
     ) -> None:
         check_config_type(type, "PPLInferencer")
+        _check_options("PPLInferencer", _ignored, ("labels",))
         self.labels = None if labels is None else list(labels)
         self.batch_size = batch_size
 
@@ -277,6 +314,7 @@ class MultiTurnGenInferencer:
         **_ignored: Any,
     ) -> None:
         check_config_type(type, "MultiTurnGenInferencer")
+        _check_options("MultiTurnGenInferencer", _ignored, ("infer_mode", "max_out_len", "stopping_criteria"))
         if infer_mode not in ("every", "every_with_gt", "last"):
             raise ModuleConfigError(f"infer_mode: expected 'every', 'every_with_gt' or 'last', got {infer_mode!r}")
         self.infer_mode = infer_mode

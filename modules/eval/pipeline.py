@@ -41,7 +41,8 @@ INFERENCERS: dict[str, Any] = {
 """The inferencer names a config's ``inferencer=dict(type=...)`` may give."""
 
 MODEL_KEYS = frozenset({"type", "abbr", "meta_template", "max_out_len", "max_seq_len", "batch_size", "run_cfg"})
-"""Model-config keys that describe the evaluation, not the module's constructor."""
+"""Model-config keys that describe the evaluation, not the module's constructor (``max_out_len`` is the
+default of an inferencer that sets none, as in OpenCompass)."""
 
 
 @dataclass
@@ -94,10 +95,10 @@ def plan(
         raise ModuleConfigError(f"dataset: expected a dict config, got {type(dataset).__name__}")
     if "path" not in dataset:
         raise ModuleConfigError("dataset: no 'path' (a .jsonl/.json/.csv file, or a list of samples)")
-    tests = _samples(dataset["path"], base, "dataset['path']")
-    if limit is not None:
-        tests = tests[:limit]
-    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else tests
+    samples = _samples(dataset["path"], base, "dataset['path']")
+    # the examples come from the whole dataset: a limit shows the first samples as the full run renders them
+    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else samples
+    tests = samples if limit is None else samples[:limit]
     reader = dict(dataset.get("reader_cfg") or {})
     output_column = reader.get("output_column")
     infer = dict(dataset.get("infer_cfg") or {})
@@ -119,14 +120,19 @@ def plan(
         output_column=output_column,
         input_columns=reader.get("input_columns"),
     )
-    inferencer = build(infer.get("inferencer", {"type": "GenInferencer"}), INFERENCERS, where="inferencer")
+    inferencer_cfg = infer.get("inferencer", {"type": "GenInferencer"})
+    default_out = model.get("max_out_len")
+    if isinstance(inferencer_cfg, Mapping) and "max_out_len" not in inferencer_cfg and default_out is not None:
+        # as OpenCompass's infer task: the model's max_out_len is the default of an inferencer that sets none
+        inferencer_cfg = {**inferencer_cfg, "max_out_len": model["max_out_len"]}
+    inferencer = build(inferencer_cfg, INFERENCERS, where="inferencer")
     meta = build_meta(model.get("meta_template"), compat=compat)
     prompts = Prompts(retriever, meta, ice_t, prompt_t)
     if isinstance(inferencer, MultiTurnGenInferencer):
         inferencer.meta = meta
     labels: list[Hashable] = []
     if isinstance(inferencer, PPLInferencer):
-        labels = inferencer.labels or retriever.get_labels(tests, ice_template=ice_t, prompt_template=prompt_t)
+        labels = inferencer.labels or retriever.get_labels(samples, ice_template=ice_t, prompt_template=prompt_t)
     source = dataset["path"]
     name = str(dataset.get("abbr") or ("data" if isinstance(source, list) else Path(str(source)).stem))
     return Plan(name, tests, prompts, inferencer, labels)

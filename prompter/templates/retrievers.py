@@ -12,7 +12,8 @@ template's ``ice_token`` is.
 * :class:`ZeroRetriever`: no examples (its end token defaults to ``""``);
 * :class:`FixKRetriever`: the same ``fix_id_list`` for every sample;
 * :class:`RandomRetriever`: ``ice_num`` distinct examples per sample, seeded; the
-  indices equal OpenCompass's (numpy's legacy ``seed`` + ``choice``), without numpy;
+  indices equal OpenCompass's (numpy's legacy ``seed`` + ``choice``): numpy draws them
+  when it is installed, else the same generator in Python;
 * :class:`BM25Retriever`: the ``ice_num`` examples most similar to the sample (Okapi BM25).
 
 >>> from prompter.templates import PromptTemplate
@@ -28,6 +29,7 @@ mirror OpenCompass's template-selection rules; splitting them would scatter one 
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from collections import Counter
@@ -282,8 +284,22 @@ class RandomRetriever(BaseRetriever):
         self.seed = seed
 
     def retrieve(self, tests: Sequence[Entry]) -> list[list[int]]:
+        n = len(self.index)
+        numpy = _numpy()
+        if numpy is not None:
+            # each choice permutes the whole index set: in C that is ~50 times faster, the same indices
+            legacy = numpy.random.RandomState(self.seed)
+            return [legacy.choice(n, self.ice_num, replace=False).tolist() for _ in tests]
         state = _MT19937(self.seed)
-        return [legacy_choice(len(self.index), self.ice_num, state) for _ in tests]
+        return [legacy_choice(n, self.ice_num, state) for _ in tests]
+
+
+def _numpy() -> Any:
+    """numpy when it is installed (it is optional), else None."""
+    try:
+        return importlib.import_module("numpy")
+    except ImportError:
+        return None
 
 
 class _MT19937:
