@@ -4,19 +4,25 @@
   ``messages`` of ``user``/``assistant`` blocks, ``tools`` with
   ``input_schema``) plus ``model`` and ``max_tokens``, which the API requires:
   :data:`DEFAULT_MAX_TOKENS` unless the call gives ``max_tokens`` (or
-  ``max_completion_tokens``). ``stop`` becomes ``stop_sequences``; OpenAI's
+  ``max_completion_tokens``); with a ``thinking`` budget of at least that, the
+  budget plus :data:`DEFAULT_MAX_TOKENS` (the API wants ``max_tokens`` above the budget).
+  ``stop`` becomes ``stop_sequences``; OpenAI's
   ``tool_choice`` and ``parallel_tool_calls=False`` become Anthropic's
   ``tool_choice`` object; ``temperature`` (at most 1), ``top_p``, ``top_k`` and
-  any other option pass through as given.
-  ``n``, ``seed``, ``presence_penalty`` and ``frequency_penalty`` have no
-  equivalent and raise :class:`~modules.errors.ModuleConfigError`.
+  Anthropic's own fields (``thinking``, ``metadata``...) pass through as given.
+  ``n``, ``seed``, ``presence_penalty``, ``frequency_penalty`` and OpenAI's other
+  fields (``response_format``, ``user``, ``logprobs``...; ``metadata`` and
+  ``service_tier`` are Anthropic's too) have no equivalent and raise
+  :class:`~modules.errors.ModuleConfigError` naming what to pass instead.
 - **Headers**: ``x-api-key`` and ``anthropic-version: 2023-06-01``.
 - **Answer**: ``text`` blocks are joined; ``tool_use`` blocks become OpenAI
   tool calls (``input`` re-encoded as the ``arguments`` string); ``stop_reason``
   is mapped to OpenAI's finish reasons (``end_turn``/``stop_sequence``/``pause_turn``
   -> ``stop``, ``max_tokens``/``model_context_window_exceeded`` -> ``length``,
   ``tool_use`` -> ``tool_calls``, ``refusal`` -> ``content_filter``; any other ->
-  ``stop``, the raw answer keeping Anthropic's); usage gets OpenAI's keys beside Anthropic's.
+  ``stop``, the raw answer keeping Anthropic's); usage gets OpenAI's keys beside Anthropic's
+  (``prompt_tokens`` counts the whole prompt, as OpenAI's does: ``input_tokens`` plus the
+  prompt-cache counts ``cache_creation_input_tokens`` and ``cache_read_input_tokens``).
 - **Stream** (SSE): ``message_start``, ``content_block_start``,
   ``content_block_delta`` (``text_delta`` handed on at once, ``input_json_delta``
   assembled per block), ``content_block_stop``, ``message_delta`` (stop reason,
@@ -33,6 +39,7 @@ from typing import Any
 from modules.base import Completion, StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
+    OPENAI_ONLY,
     Collected,
     Decoder,
     NativeFormat,
@@ -65,6 +72,10 @@ _FINISH = {
     "refusal": "content_filter",
 }
 _UNSUPPORTED = {
+    **{name: why for name, why in OPENAI_ONLY.items() if name not in ("metadata", "service_tier")},  # its own
+    "user": "pass metadata={'user_id': ...}",
+    "response_format": "it has no JSON mode (ask for JSON in the prompt, or give a tool and tool_choice)",
+    "reasoning_effort": "pass thinking={'type': 'enabled', 'budget_tokens': ...}",
     "n": "it returns one message per request",
     "seed": "it has no seed",
     "presence_penalty": "it has no penalties",
@@ -79,11 +90,25 @@ def finish_reason(stop_reason: str | None) -> str | None:
     return None if stop_reason is None else _FINISH.get(stop_reason, "stop")
 
 
+_CACHE_COUNTS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def prompt_tokens(usage: Mapping[str, Any]) -> int | None:
+    """OpenAI's ``prompt_tokens`` (every token of the prompt, cached ones included) from Anthropic's usage,
+    whose ``input_tokens`` counts only the tokens after the last cache breakpoint: the sum of ``input_tokens``
+    and the tokens written to and read from the cache."""
+    given = usage.get("input_tokens")
+    if type(given) is not int:
+        return None
+    cached = [usage.get(name) for name in _CACHE_COUNTS]
+    return given + sum(count for count in cached if type(count) is int)
+
+
 def _usage(value: Any, where: str = "the answer") -> dict[str, Any] | None:
     if value is None:
         return None
     usage = read_object(value, "usage", where)
-    return openai_usage(usage.get("input_tokens"), usage.get("output_tokens"), usage)
+    return openai_usage(prompt_tokens(usage), usage.get("output_tokens"), usage)
 
 
 _CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
@@ -114,6 +139,16 @@ def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
     return found
 
 
+def _default_limit(options: Mapping[str, Any]) -> int:
+    """``max_tokens`` when the call gives none: :data:`DEFAULT_MAX_TOKENS`, plus the thinking budget when
+    extended thinking is on with a budget that large (the API requires ``max_tokens`` above the budget)."""
+    thinking = options.get("thinking")
+    budget = thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None
+    if type(budget) is int and budget >= DEFAULT_MAX_TOKENS:
+        return budget + DEFAULT_MAX_TOKENS
+    return DEFAULT_MAX_TOKENS
+
+
 class AnthropicDialect:
     format: NativeFormat = "anthropic"
 
@@ -128,7 +163,7 @@ class AnthropicDialect:
         if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 1:
             raise ModuleConfigError(f"temperature: Anthropic takes 0 to 1, got {temperature!r}")
         choice = _tool_choice(options.pop("tool_choice", None), options.pop("parallel_tool_calls", None))
-        body: dict[str, Any] = {"model": options.pop("model", model), "max_tokens": limit or DEFAULT_MAX_TOKENS}
+        body: dict[str, Any] = {"model": options.pop("model", model), "max_tokens": limit or _default_limit(options)}
         body.update(prompt)
         if stop is not None:
             body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
@@ -280,8 +315,9 @@ class AnthropicStreamState(Collected):
                 # output_tokens here is the whole answer's count so far (cumulative); the totals of
                 # message_start are recomputed, not kept (their output count was the first token's)
                 before = {k: v for k, v in (self.usage or {}).items() if k != "total_tokens"}
-                prompt = given.get("input_tokens", before.get("prompt_tokens"))
-                self.usage = openai_usage(prompt, given.get("output_tokens"), {**before, **given})
+                merged = {**before, **given}  # counts message_delta repeats (input, cache) are its own
+                prompt = prompt_tokens(merged) if "input_tokens" in given else before.get("prompt_tokens")
+                self.usage = openai_usage(prompt, given.get("output_tokens"), merged)
             if stop is not None:
                 self.finish_reason = stop
                 return self._final()

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from modules.base import ModuleInput
 from modules.online.aio import AsyncCalls, AsyncChatStream
-from modules.online.config import Timeout
+from modules.online.config import Timeout, check_headers
 from modules.online.response import OnlineChatStream, Response, StreamEnd
 from modules.online.scrub import Scrubber, mask_library_logs, secrets_of_headers
 
@@ -105,6 +105,7 @@ class Calls(AsyncCalls):
         if max_retries is not None:
             twin.retry = replace(m.retry, max_retries=max_retries)
         if headers is not None:
+            check_headers(headers)  # as the constructor checks them: nothing reaches the HTTP library unchecked
             twin._headers = MappingProxyType({**m._headers, **dict(headers)})
             key = m._backend.api_key
             twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])

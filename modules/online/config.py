@@ -1,16 +1,42 @@
-"""The values that configure a module's calls: the API key as a :class:`Secret`, and the :class:`Timeout`.
+"""The values that configure a module's calls: the API key as a :class:`Secret`, the :class:`Timeout`, and
+the check of caller-given ``headers=`` (:func:`check_headers`, for the constructor and ``with_options``).
 
-Both are re-exported by :mod:`modules.online.module`.
+``Secret`` and ``Timeout`` are re-exported by :mod:`modules.online.module`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError
+from modules.online.scrub import secrets_of_headers
+from modules.online.sources import check_secret
 
-__all__ = ["Secret", "Timeout"]
+__all__ = ["Secret", "Timeout", "check_headers"]
+
+
+def check_headers(headers: Mapping[Any, Any]) -> None:
+    """Refuse ``headers=`` that HTTP cannot carry as given, before anything is sent (the HTTP library raised
+    a bare error, or one whose text held the value, or took a line break as the start of another header):
+    str names of visible ASCII, str values in Latin-1 with no line break or other control character. A
+    credential header's value is checked as a key and named without being shown."""
+    for name, value in headers.items():
+        if not isinstance(name, str) or not name or any(not "!" <= c <= "~" or c == ":" for c in name):
+            shown = repr(name)[:60] if isinstance(name, str) else f"a name of type {type(name).__name__}"
+            raise ModuleConfigError(f"headers: {shown} is not a header name (visible ASCII, no ':' or space)")
+        if isinstance(value, str) and value in secrets_of_headers({name: value}):
+            check_secret(value, f"headers[{name!r}]", spaces=True)
+            continue
+        if not isinstance(value, str):
+            raise ModuleConfigError(f"headers[{name!r}]: expected a str value, got {type(value).__name__}")
+        for i, char in enumerate(value):
+            if (ord(char) < 32 and char != "\t") or ord(char) == 127 or ord(char) > 255:
+                raise ModuleConfigError(
+                    f"headers[{name!r}]: the value holds U+{ord(char):04X} at position {i}; a header value is "
+                    "Latin-1 text without line breaks or control characters"
+                )
 
 
 class Secret:

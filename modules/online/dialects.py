@@ -23,6 +23,7 @@ from modules.errors import ModuleConfigError
 from modules.online.sse import ServerSentEvent, SSEDecoder, joined
 
 __all__ = [
+    "OPENAI_ONLY",
     "nested_options",
     "Decoder",
     "Dialect",
@@ -118,6 +119,30 @@ def always(raw: str) -> bool:
 
 def sse_decoder(max_line: int) -> Decoder:
     return SSEDecoder(max_line=max_line)
+
+
+#: The OpenAI request fields a call may pass (``modules.base.OPENAI_OPTIONS``, and the local model's
+#: ``max_new_tokens``) that no native protocol translates: a native API answers 400 to a field it does not
+#: know (Anthropic, Gemini) or drops it unread (Ollama), so each dialect refuses those it has no field for,
+#: before sending, naming what to pass instead (a dialect overrides the reason with its own remedy).
+OPENAI_ONLY = {
+    "logit_bias": "it has no logit bias",
+    "logprobs": "it returns no log probabilities",
+    "top_logprobs": "it returns no log probabilities",
+    "user": "it has no user field",
+    "response_format": "it has no response_format",
+    "stream_options": "its streams report usage without being asked (use m.stream(...))",
+    "reasoning_effort": "it has no reasoning_effort",
+    "service_tier": "it has no service_tier",
+    "metadata": "it has no metadata field",
+    "store": "it has no store field",
+    "modalities": "it has no modalities field",
+    "audio": "it has no audio output field",
+    "prediction": "it has no predicted outputs",
+    "web_search_options": "it has no web_search_options",
+    "verbosity": "it has no verbosity",
+    "max_new_tokens": "pass max_tokens=... (the module translates it)",
+}
 
 
 def refuse_options(options: Mapping[str, Any], unsupported: Mapping[str, str], provider: str) -> None:

@@ -8,7 +8,9 @@
   ``seed``, ``presence_penalty``/``frequency_penalty``. A ``generationConfig``
   option is merged in; OpenAI's ``tool_choice`` becomes ``toolConfig``'s
   ``functionCallingConfig``; any other option (``safetySettings``, ``toolConfig``...)
-  goes to the top level as given. ``model=`` picks the model in the URL.
+  goes to the top level as given. OpenAI's other fields (``response_format``,
+  ``logprobs``, ``user``...) raise :class:`~modules.errors.ModuleConfigError` naming
+  Gemini's own. ``model=`` picks the model in the URL (``tunedModels/...`` a tuned model's).
 - **Headers**: the key in ``x-goog-api-key`` (never in the URL).
 - **Answer**: the first candidate's ``text`` parts are joined (``thought``
   parts left out); ``functionCall`` parts become OpenAI tool calls, with the
@@ -36,6 +38,7 @@ from urllib.parse import quote
 from modules.base import Completion, StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
+    OPENAI_ONLY,
     Collected,
     Decoder,
     NativeFormat,
@@ -46,6 +49,7 @@ from modules.online.dialects import (
     nested_options,
     new_call_id,
     openai_usage,
+    refuse_options,
     sse_decoder,
     tool_call,
 )
@@ -64,6 +68,14 @@ _CONFIG = {
     "seed": "seed",
     "presence_penalty": "presencePenalty",
     "frequency_penalty": "frequencyPenalty",
+}
+_UNSUPPORTED = {
+    **OPENAI_ONLY,
+    "response_format": "pass generationConfig={'responseMimeType': 'application/json', 'responseSchema': ...}",
+    "logprobs": "pass generationConfig={'responseLogprobs': True, 'logprobs': ...}",
+    "top_logprobs": "pass generationConfig={'responseLogprobs': True, 'logprobs': ...}",
+    "reasoning_effort": "pass generationConfig={'thinkingConfig': {'thinkingBudget': ...}}",
+    "metadata": "pass labels={...}",
 }
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 _WHERE = "a Gemini stream event"
@@ -175,12 +187,22 @@ def _read(data: Any, where: str) -> _Chunk:
     return _Chunk("".join(texts), calls, finish, usage)
 
 
+def _resource(model: str) -> str:
+    """The model's resource name in the URL, as google-genai writes it: ``models/{model}``, or a tuned
+    model's own ``tunedModels/{id}`` (``models/`` given by the caller is not doubled); the id is quoted."""
+    for collection in ("models/", "tunedModels/"):
+        if model.startswith(collection):
+            return collection + quote(model.removeprefix(collection), safe="-._~")
+    return "models/" + quote(model, safe="-._~")
+
+
 class GeminiDialect:
     format: NativeFormat = "gemini"
 
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
+        refuse_options(options, _UNSUPPORTED, "Gemini")
         options = dict(options)
-        name = str(options.pop("model", model)).removeprefix("models/")
+        name = str(options.pop("model", model))
         calling = _function_calling(options.pop("tool_choice", None), options.pop("parallel_tool_calls", None))
         config = nested_options(options, _CONFIG, "stopSequences", "generationConfig")
         body: dict[str, Any] = {**prompt, **options}
@@ -191,7 +213,7 @@ class GeminiDialect:
             body["toolConfig"] = {**(tool_config if isinstance(tool_config, Mapping) else {}), **calling}
         if config:
             body["generationConfig"] = config
-        url = f"{base_url}/v1beta/models/{quote(name, safe='-._~')}:generateContent"
+        url = f"{base_url}/v1beta/{_resource(name)}:generateContent"
         return Request(url=url, body=body)
 
     def streamed(self, url: str, body: Mapping[str, Any]) -> Request:
@@ -236,6 +258,7 @@ class GeminiDialect:
 class GeminiStreamState(Collected):
     """Folds ``streamGenerateContent`` events into deltas; function calls are handed on at the finish."""
 
+    response_id: str | None = None  # Gemini's ``responseId``: the request id, as Gemini sends no header
 
     @property
     def complete(self) -> bool:
@@ -256,6 +279,8 @@ class GeminiStreamState(Collected):
             return None  # nothing is expected after the finish
         if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
             self.model = data["modelVersion"]
+        if isinstance(data, dict) and isinstance(data.get("responseId"), str) and data["responseId"]:
+            self.response_id = data["responseId"]
         chunk = _read(data, _WHERE)
         self.add_text(chunk.text)
         self.calls += chunk.calls

@@ -85,17 +85,16 @@ from modules.errors import (
 )
 from modules.online.aio import ASYNC_WORKERS, AsyncRunner
 from modules.online.calls import Calls
-from modules.online.config import Secret, Timeout
+from modules.online.config import Secret, Timeout, check_headers
 from modules.online.dialects import Decoder, Dialect, StreamState
 from modules.online.native import dialect_for
 from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop
-from modules.online.response import StreamEnd, model_of, request_id_of
+from modules.online.response import StreamEnd, body_request_id, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, masked_headers, secrets_of_headers
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import (
     Source,
-    check_secret,
     choose_format,
     get_source,
     resolve_api_key,
@@ -122,22 +121,6 @@ _READ_SIZE = 65536
 _MAX_ERROR_BODY = 1 << 20
 #: Default cap on a response's size in bytes (a success body, or a whole stream): 32 MiB.
 MAX_RESPONSE_BYTES = 32 << 20
-
-
-def _check_header(name: Any, value: Any) -> None:
-    """Refuse a header HTTP cannot carry as given (the HTTP library raised a bare error, or took a line
-    break as the start of another header): a str name of visible ASCII, a str value in Latin-1 with no
-    line break or other control character."""
-    if not isinstance(name, str) or not name or any(not "!" <= c <= "~" or c == ":" for c in name):
-        raise ModuleConfigError(f"headers: {name!r} is not a header name (visible ASCII, no ':' or space)")
-    if not isinstance(value, str):
-        raise ModuleConfigError(f"headers[{name!r}]: expected a str value, got {type(value).__name__}")
-    for i, char in enumerate(value):
-        if (ord(char) < 32 and char != "\t") or ord(char) == 127 or ord(char) > 255:
-            raise ModuleConfigError(
-                f"headers[{name!r}]: the value holds U+{ord(char):04X} at position {i}; a header value is "
-                "Latin-1 text without line breaks or control characters"
-            )
 
 
 @dataclass(frozen=True)
@@ -318,11 +301,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         else:
             owns = False
         self._backend = _Backend(session=session, api_key=Secret(key) if key else None, owns_session=owns)
-        for name, value in self._headers.items():
-            if isinstance(value, str) and value in secrets_of_headers({name: value}):
-                check_secret(value, f"headers[{name!r}]", spaces=True)
-            else:
-                _check_header(name, value)
+        check_headers(self._headers)
         self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
         mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
 
@@ -462,6 +441,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 raise failure
             done = self._parse_completion(body, response.status_code)
             end.usage, end.model, end.ended = done.usage, model_of(done.raw), True
+            end.request_id = end.request_id or body_request_id(done.raw)
             end.thinking_blocks = done.thinking_blocks
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
         return self._iter_stream(response, outcome.deadline, end)
@@ -524,6 +504,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         finally:
             if not (request.stream and 200 <= status < 300):
                 _finish(response)
+        if status < 300 and status not in (204, 205) and not body and _close_delimited(headers):
+            return _Outcome(error=_no_body())  # a cut header block reads as a complete one: retried
         if status < 300:
             return _Outcome(body=body, status=status, headers=headers)
         log.debug("%s answered %d", _loggable(request.url), status)
@@ -623,6 +605,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 )
             if end is not None:  # read to its end: the whole response is known
                 end.usage, end.model, end.ended = getattr(state, "usage", None), getattr(state, "model", None), True
+                end.request_id = end.request_id or getattr(state, "response_id", None)  # Gemini: in the body
                 end.thinking_blocks = tuple(getattr(state, "thinking_blocks", ()))
             rest = shown.flush()
             if rest:
@@ -776,6 +759,22 @@ def _forget(exc: BaseException) -> None:
         if current.__traceback__ is not None:
             traceback.clear_frames(current.__traceback__)
         current = current.__cause__ or current.__context__
+
+
+def _close_delimited(headers: Mapping[str, str]) -> bool:
+    """Whether a body ends only when the connection closes (neither a length nor chunked framing)."""
+    return "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "").lower()
+
+
+def _no_body() -> APIConnectionError:
+    """A 2xx answer whose connection closed before any byte of a close-delimited body: HTTP cannot tell a
+    header block cut short (the parser takes the end of the bytes for its end) from a complete one, and
+    no protocol here answers an empty body, so it is a connection error, retried as the openai client
+    retries a cut header block."""
+    return APIConnectionError(
+        "Connection error (the server closed the connection before the answer's body; "
+        "its header block may have been cut short)."
+    )
 
 
 def _finish(response: requests.Response) -> None:

@@ -7,7 +7,8 @@
   ``top_p``, ``top_k``, ``seed``, ``presence_penalty``, ``frequency_penalty``
   (an ``options`` mapping given by the caller is merged in). ``format``,
   ``keep_alive``, ``think`` and other options go to the top level as given.
-  ``n`` raises :class:`~modules.errors.ModuleConfigError`.
+  ``n`` and OpenAI's fields Ollama has none of (``response_format``, ``user``...:
+  Ollama would drop them unread) raise :class:`~modules.errors.ModuleConfigError`.
 - **Headers**: no key needed; one given (Ollama's cloud) goes in
   ``Authorization: Bearer``.
 - **Answer**: ``message.content``; ``message.tool_calls`` (arguments as an
@@ -29,6 +30,7 @@ from typing import Any
 from modules.base import Completion, StreamDelta, ToolCall
 from modules.errors import APIResponseValidationError, StreamError
 from modules.online.dialects import (
+    OPENAI_ONLY,
     Collected,
     NativeFormat,
     Request,
@@ -55,6 +57,14 @@ OPTION_NAMES = {
     "seed": "seed",
     "presence_penalty": "presence_penalty",
     "frequency_penalty": "frequency_penalty",
+}
+#: What Ollama refuses (chat and generate): ``n``, and OpenAI's fields it has none of (it takes ``logprobs``
+#: and ``top_logprobs`` as OpenAI does); Ollama would drop them unread.
+UNSUPPORTED = {
+    **{name: why for name, why in OPENAI_ONLY.items() if name not in ("logprobs", "top_logprobs")},
+    "response_format": "pass format='json' or format=<a JSON schema>",
+    "reasoning_effort": "pass think=True (or think='low' | 'medium' | 'high')",
+    "n": "it returns one message per request",
 }
 _WHERE = "an Ollama stream line"
 
@@ -158,7 +168,7 @@ class OllamaDialect:
     format: NativeFormat = "ollama"
 
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
-        refuse_options(options, {"n": "it returns one message per request"}, "Ollama")
+        refuse_options(options, UNSUPPORTED, "Ollama")
         options = dict(options)
         options.pop("n", None)  # n=1 (anything else was refused above)
         native = nested_options(options, OPTION_NAMES, "stop", "options")

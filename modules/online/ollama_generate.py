@@ -24,7 +24,7 @@ from typing import Any
 from modules.base import Completion, StreamDelta
 from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import Collected, NativeFormat, Request, always, nested_options, refuse_options
-from modules.online.ollama import OPTION_NAMES, NDJSONDecoder, usage_of
+from modules.online.ollama import OPTION_NAMES, UNSUPPORTED, NDJSONDecoder, usage_of
 from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_object, shown
 from modules.online.sse import ServerSentEvent
 
@@ -48,7 +48,7 @@ class OllamaGenerateDialect:
     format: NativeFormat = "ollama_generate"
 
     def request(self, base_url: str, model: str, prompt: Mapping[str, Any], options: dict[str, Any]) -> Request:
-        refuse_options(options, {"n": "it returns one answer per request"}, "Ollama")
+        refuse_options(options, UNSUPPORTED, "Ollama")
         options = dict(options)
         options.pop("n", None)
         if options.get("raw"):

@@ -29,7 +29,7 @@ from typing import Any
 
 from modules.base import ChatStream, Completion, StreamDelta, ToolCall
 
-__all__ = ["OnlineChatStream", "Response", "StreamEnd", "model_of", "request_id_of"]
+__all__ = ["OnlineChatStream", "Response", "StreamEnd", "body_request_id", "model_of", "request_id_of"]
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id")
 
@@ -66,7 +66,7 @@ class Response:
             finish_reason=completion.finish_reason,
             usage=completion.usage,
             model=model_of(completion.raw),
-            request_id=request_id or _body_request_id(completion.raw),
+            request_id=request_id or body_request_id(completion.raw),
             raw=completion.raw,
             thinking_blocks=completion.thinking_blocks,
         )
@@ -80,7 +80,7 @@ def model_of(raw: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _body_request_id(raw: Any) -> str | None:
+def body_request_id(raw: Any) -> str | None:
     """A request id the body carries where no header does (Gemini's ``responseId``)."""
     value = raw.get("responseId") if isinstance(raw, Mapping) else None
     return value if isinstance(value, str) and value else None
