@@ -27,6 +27,8 @@ What differs from OpenAI's chat completions:
 from __future__ import annotations
 
 import copy
+import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,9 +43,24 @@ from prompter.render.common import (
     split_data_url,
 )
 
-__all__ = ["render_anthropic", "text_blocks"]
+__all__ = ["render_anthropic", "text_blocks", "tool_use_id"]
 
 _IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def tool_use_id(call_id: str) -> str:
+    """*call_id* as Anthropic takes a ``tool_use`` id (``^[a-zA-Z0-9_-]+$``; it answers 400 otherwise).
+
+    Ids from other providers can hold other characters (Kimi's ``functions.get_weather:0``): each
+    is replaced by ``_`` and a digest of the whole id is appended, so two ids stay two ids, and a
+    call and its result, both rewritten here, still match.
+    """
+    if _TOOL_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_-]", "_", call_id) + "_" + digest
+
 
 def _image_block(url: str, where: str) -> dict[str, Any]:
     data = split_data_url(url, where)
@@ -94,7 +111,7 @@ def _message(message: Message, where: str) -> dict[str, Any]:
             )
         result = {
             "type": "tool_result",
-            "tool_use_id": message.tool_call_id,
+            "tool_use_id": tool_use_id(message.tool_call_id),
             "content": _content(message.content, where),
         }
         return {"role": "user", "content": [result]}
@@ -113,7 +130,7 @@ def _message(message: Message, where: str) -> dict[str, Any]:
         blocks.append(
             {
                 "type": "tool_use",
-                "id": call.id,
+                "id": tool_use_id(call.id),
                 "name": call.name,
                 "input": copy.deepcopy(dict(call.arguments)),
             }
