@@ -89,6 +89,16 @@ def _validate(tools: object, where: str) -> None:
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise ToolsError(f"{here}.function.name: expected a non-empty str, got {_shown(name)}")
+        # every API takes a JSON Schema object here (Anthropic's input_schema, Gemini's parameters...)
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, Mapping):
+            raise ToolsError(
+                f"{here}.function.parameters: expected a JSON Schema object (a dict such as "
+                f"{{'type': 'object', 'properties': {{...}}}}), got {_shown(parameters)}"
+            )
+        description = function.get("description")
+        if description is not None and not isinstance(description, str):
+            raise ToolsError(f"{here}.function.description: expected a str, got {_shown(description)}")
 
 
 class ToolSet:
