@@ -116,7 +116,10 @@ def _warn(message: str) -> None:
 def local_path(url: str) -> str | None:
     """The file a ``url`` names when it is a local path or a ``file://`` URL; None for any other URL."""
     if url[:7].lower() == "file://":
-        return unquote(url[7:])
+        rest = url[7:]
+        if rest[:10].lower() == "localhost/":  # RFC 8089: file://localhost/p is the local file /p
+            rest = rest[9:]
+        return unquote(rest)
     scheme = urlsplit(url).scheme
     if scheme == "" or (len(scheme) == 1 and url[1:3] in (":\\", ":/")):  # a drive letter is no scheme
         return url
