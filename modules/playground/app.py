@@ -3,8 +3,9 @@
 ``POST /api/render`` takes ``{"state": {field: text, ...}}`` (the URL's query parameters, see
 :mod:`modules.playground.state`) and answers ``200 {"output", "kind", "segments", "marked",
 "chars", "tokens"}`` or ``400 {"error": {"type", "field", "message"}}``. A body over
-:data:`MAX_BODY_BYTES` is a 413; no input gets a traceback (an unexpected failure is a 500 with a
-one-line ``InternalError`` body). ``GET /api/options`` lists the model families and dialects.
+:data:`MAX_BODY_BYTES` is a 413, a path or method the playground has not a 404 or 405, all with
+that body; no input gets a traceback (an unexpected failure is a 500 with a one-line
+``InternalError`` body). ``GET /api/options`` lists the model families and dialects.
 
 The page is three files served from this package (no CDN, no fonts, no build step); the
 Content-Security-Policy keeps it to its own origin.
@@ -14,12 +15,11 @@ Content-Security-Policy keeps it to its own origin.
 # inside create_playground_app so that fastapi stays optional) as objects, not as strings
 import json
 import logging
-from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from modules.playground.page import page_html
-from modules.playground.render import error_body, render
+from modules.playground.render import Spans, TokenCounter, error_body, render
 from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
 from prompter import ModelFormat
 from prompter.errors import PromptError
@@ -40,11 +40,12 @@ _HEADERS = {
 _log = logging.getLogger("modules.playground")
 
 
-def create_playground_app(count_tokens: Callable[[str], int] | None = None) -> Any:
-    """The playground as a FastAPI app; ``count_tokens`` (text -> token count) adds token counts."""
+def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
+    """The playground as a FastAPI app; ``count_tokens`` (text, content spans -> token count) adds token counts."""
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse, Response
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
 
     app = FastAPI(title="prompter playground", docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -54,6 +55,19 @@ def create_playground_app(count_tokens: Callable[[str], int] | None = None) -> A
     def error(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
         body = {"error": {"type": kind, "field": field, "message": message}}
         return JSONResponse(body, status_code=status, headers=_HEADERS)
+
+    @app.exception_handler(HTTPException)
+    async def routing(request: Request, exc: HTTPException) -> JSONResponse:
+        """A path or method the playground has not: the same error body as every other mistake."""
+        path = request.url.path[:100]
+        allow = (exc.headers or {}).get("Allow")
+        if exc.status_code == 405 and allow:
+            response = error(405, "MethodNotAllowed", f"{request.method[:20]} is not allowed on {path!r}; use {allow}")
+            response.headers["Allow"] = allow
+            return response
+        if exc.status_code == 404:
+            return error(404, "NotFound", f"no playground page or endpoint at {path!r}; the page is at the root")
+        return error(exc.status_code, "HTTPError", str(exc.detail)[:200])
 
     @app.get("/")
     async def page(request: Request) -> Response:
@@ -129,12 +143,18 @@ def mount_playground(app: Any, module: Any = None) -> None:
     app.mount("/playground", create_playground_app(_token_counter(module)))
 
 
-def _token_counter(module: Any) -> Callable[[str], int] | None:
-    """Counts with the module's tokenizer, loaded only when the first count is asked for."""
+def _token_counter(module: Any) -> TokenCounter | None:
+    """Counts with the module's tokenizer (loaded only when the first count is asked for) as the module
+    encodes a prompt: text in the content spans as text, so a special token typed there is not one id."""
     if module is None or not hasattr(type(module), "tokenizer"):
         return None
 
-    def count(text: str) -> int:
-        return len(module.tokenizer.encode(text, add_special_tokens=False))
+    def count(text: str, spans: Spans) -> int:
+        tokenizer = module.tokenizer
+        if spans:
+            from modules.local.safe_tokens import encode_with_spans
+
+            return len(encode_with_spans(tokenizer, text, spans))
+        return len(tokenizer.encode(text, add_special_tokens=False))
 
     return count

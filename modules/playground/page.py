@@ -11,10 +11,10 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from html import escape
 
-from modules.playground.render import error_body, render
+from modules.playground.render import TokenCounter, error_body, render
 from modules.playground.state import FIELDS, FieldError, read_state
 from prompter.errors import PromptError
 
@@ -24,7 +24,7 @@ OUTPUT = '<pre id="output"'
 """Where the output goes: the opening of ``#output`` in ``index.html`` (its attributes follow)."""
 
 
-def page_html(template: str, query: Iterable[tuple[str, str]], count_tokens: Callable[[str], int] | None = None) -> str:
+def page_html(template: str, query: Iterable[tuple[str, str]], count_tokens: TokenCounter | None = None) -> str:
     """``template`` with the state of ``query`` (first value of each field, as the script reads it) rendered in."""
     state: dict[str, str] = {}
     for key, value in query:

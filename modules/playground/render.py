@@ -4,11 +4,14 @@ The output is what ``generate_prompt`` returns for the state (:mod:`modules.play
 the string itself, or an API body as ``json.dumps(body, indent=2, ensure_ascii=False)`` (what
 ``prompter render`` prints). The segments only mark it up; joined, they are the output exactly:
 
-* ``user``: text the caller typed (input values, history, tool descriptions and arguments),
-  found by rendering once more with every such string between two private-use sentinels and
-  reading their offsets; where the sentinels do not come back verbatim (a template that
-  transforms text, user text holding the sentinels) nothing is marked, never a wrong span;
-* ``special``: a special token of the model format, outside user text;
+* ``user``: text the caller typed (input values, history, every string of the tools), traced
+  by the prompter's own sentinel marking (:func:`~prompter.formats.spans.locate_user_text`):
+  rendered once more with every such string between sentinels, offsets read off them; where
+  that cannot be established (a template that slices text by index) nothing is marked, never
+  a wrong span;
+* ``special``: a special token of the model format where the model reads it as one: outside
+  user text and outside the content spans a ``TrainableModule`` tokenizes as text (so a token
+  typed into the instruction, which becomes message content, is not one);
 * ``template``: everything else.
 
 >>> from modules.playground.state import read_state
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -39,14 +43,15 @@ from prompter.errors import (
     UnknownModelFormatError,
     UnsupportedContentError,
 )
+from prompter.formats.spans import is_name, locate_user_text
 
-__all__ = ["error_body", "render"]
+Spans = tuple[tuple[int, int], ...]
+TokenCounter = Callable[[str, Spans], int]
+"""Counts the tokens of a rendering, given the spans the model reads as text (its content spans; ``()``
+where they are not known): a token typed there counts as the text it is, as a ``TrainableModule`` sends it."""
 
-_OPEN, _CLOSE = "\ue000", "\ue001"
-# the keys of message and tool dicts whose string values are the caller's words (roles, types
-# and names are compared by templates with their own literals, so they stay as typed)
-_TEXT_KEYS = frozenset({"content", "text", "description", "arguments", "reasoning_content", "thinking"})
-_NAMES = frozenset({"role", "type", "name", "id", "tool_call_id"})
+__all__ = ["TokenCounter", "error_body", "render"]
+
 _FIELD_OF: tuple[tuple[type[Exception], str], ...] = (
     (HistoryError, "history"),
     (ToolsError, "tools"),
@@ -59,15 +64,17 @@ _FIELD_OF: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def render(call: Call, count_tokens: Callable[[str], int] | None = None) -> dict[str, Any]:
+def render(call: Call, count_tokens: TokenCounter | None = None) -> dict[str, Any]:
     """The page's answer for one state: output, segments and counts (raises the prompter's typed errors)."""
     output = _as_text(call.run())
     spans = _user_spans(call, output)
-    segments = _segments(output, spans, _special_tokens(call) if call.format is None else ())
+    content = _content_spans(call, output)
+    special = _special_tokens(call) if call.format is None else ()
+    segments = _segments(output, spans, content, special)
     tokens = None
     if count_tokens is not None and call.format is None:
         try:
-            tokens = int(count_tokens(output))
+            tokens = int(count_tokens(output, content or ()))
         except Exception:  # a count is a nicety; the rendering stands without it
             tokens = None
     return {
@@ -109,70 +116,89 @@ def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False)
 
 
-def _user_spans(call: Call, output: str) -> list[tuple[int, int]] | None:
-    """Where the caller's text lies in ``output``, or None when that cannot be established with certainty."""
-    if _OPEN in output or _CLOSE in output:
-        return None
-    marked = replace(call, input=_mark(call.input, True), history=_mark(call.history, True), tools=_mark(call.tools))
+def _user_spans(call: Call, output: str) -> Spans | None:
+    """Where the caller's text lies in ``output``, or None when that cannot be established with certainty.
+
+    Every string the caller gave is traced (:func:`_places`) by the prompter's own sentinel marking
+    (:func:`~prompter.formats.spans.locate_user_text`, which also pre-cuts text at the template's
+    literals, as ``content.split('</think>')`` needs): each is handed over as a one-entry dict, so
+    that all are marked, and put back in its place for a second rendering of the same call."""
+    roots = (call.input, call.history, call.tools)
+    places = list(_places(roots))
+    if not places:
+        return ()
+    flat = [{"arguments" if path[-1] == "arguments" else "text": text} for path, _, text in places]
+
+    def again(marked: list[Any], _tools: Any) -> str:
+        new = {(path, is_key): next(iter(item.values())) for (path, is_key, _), item in zip(places, marked)}
+        values = _rebuild(roots, (), new)
+        return _as_text(replace(call, input=values[0], history=values[1], tools=values[2]).run())
+
     try:
-        traced = _as_text(marked.run())
-    except (PromptError, RecursionError, ValueError, TypeError):
+        return locate_user_text(flat, None, output, again, _source(call), inert=lambda _: False)
+    except (TemplateError, RecursionError):
         return None
-    spans: list[tuple[int, int]] = []
-    plain: list[str] = []
-    length, start = 0, None
-    for piece in _split_sentinels(traced):
-        if piece == _OPEN:
-            if start is not None:
-                return None
-            start = length
-        elif piece == _CLOSE:
-            if start is None:
-                return None
-            if length > start:
-                spans.append((start, length))
-            start = None
-        else:
-            plain.append(piece)
-            length += len(piece)
-    if start is not None or "".join(plain) != output:
-        return None
-    return spans
 
 
-def _split_sentinels(text: str) -> list[str]:
-    pieces, last = [], 0
-    for i, ch in enumerate(text):
-        if ch in (_OPEN, _CLOSE):
-            pieces += [text[last:i], ch]
-            last = i + 1
-    pieces.append(text[last:])
-    return pieces
+Path = tuple[Any, ...]
+# values that templates compare with their own literals (`role == 'user'`, `type == 'function'`, ids
+# measured by length) stay as typed in history and tools, when they are names that cannot spell a token
+_COMPARED = frozenset({"role", "type", "id", "tool_call_id"})
 
 
-def _mark(value: Any, every_string: bool = False) -> Any:
-    """A copy of ``value`` with the caller's words between sentinels (inside surrounding whitespace, so a
-    template's ``trim`` still sees the same text). ``every_string``: a dict's string values are all words
-    (slot values, history pairs) except role-like names a template compares with its own literals."""
+def _places(value: Any, path: Path = ()) -> Iterator[tuple[Path, bool, str]]:
+    """``(path, is_key, text)`` of every string of the caller's to trace: every string value at any
+    depth and the property names of the tools' schemas; not the input's slot names (the prompter
+    looks them up) nor the compared names above."""
     if isinstance(value, str):
-        core = value.strip()
-        if not core:
-            return value
-        head = value[: len(value) - len(value.lstrip())]
-        tail = value[len(value.rstrip()) :]
-        return f"{head}{_OPEN}{core}{_CLOSE}{tail}"
-    if isinstance(value, list):
-        return [_mark(item, every_string) for item in value]
+        yield path, False, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if len(path) > 1 and path[0] == 2 and path[-1] == "properties" and isinstance(key, str):
+                yield (*path, key), True, key
+            if path and path[0] != 0 and key in _COMPARED and isinstance(item, str) and is_name(item):
+                continue
+            yield from _places(item, (*path, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _places(item, (*path, index))
+
+
+def _rebuild(value: Any, path: Path, new: dict[tuple[Path, bool], Any]) -> Any:
+    """A copy of ``value`` with the strings at the paths of ``new`` (keys and values) replaced."""
+    if isinstance(value, str):
+        return new.get((path, False), value)
     if isinstance(value, dict):
-        return {k: _mark_entry(k, v, every_string) for k, v in value.items()}
+        return {new.get(((*path, k), True), k): _rebuild(v, (*path, k), new) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rebuild(item, (*path, index), new) for index, item in enumerate(value)]
     return value
 
 
-def _mark_entry(key: Any, value: Any, every_string: bool) -> Any:
-    if isinstance(value, str):
-        words = key in _TEXT_KEYS or (every_string and key not in _NAMES)
-        return _mark(value) if words else value
-    return _mark(value)
+def _source(call: Call) -> str:
+    """The family's chat template (whose literals a template may cut user text at), or ""."""
+    try:
+        fmt = ModelFormat.get(call.model_format) if call.model_format else None
+    except PromptError:
+        return ""
+    if fmt is None:
+        return ""
+    use_tools = call.tools is not None and fmt.tool_chat_template is not None
+    return (fmt.tool_chat_template if use_tools else fmt.chat_template) or ""
+
+
+def _content_spans(call: Call, output: str) -> Spans | None:
+    """The spans a local model reads as text, not markup: the bound format's content spans of the
+    request a ``TrainableModule`` builds (``format="openai"``, then ``render_with_spans``), which
+    take every message's content, the instruction included. A token there is no control token."""
+    if call.format is not None or not call.model_format:
+        return None
+    try:
+        body = replace(call, format="openai").run()
+        rendered = ModelFormat.get(call.model_format).render_with_spans(body["messages"], body.get("tools"))
+    except (PromptError, RecursionError, KeyError, TypeError):
+        return None
+    return rendered.spans if rendered.text == output else None
 
 
 def _special_tokens(call: Call) -> tuple[str, ...]:
@@ -187,30 +213,38 @@ def _special_tokens(call: Call) -> tuple[str, ...]:
     return tuple(sorted(dict.fromkeys(found), key=len, reverse=True))
 
 
-def _segments(output: str, spans: list[tuple[int, int]] | None, tokens: tuple[str, ...]) -> list[dict[str, str]]:
+def _segments(
+    output: str, spans: Spans | None, content: Spans | None, tokens: tuple[str, ...]
+) -> list[dict[str, str]]:
+    """``output`` cut into user text, special tokens (outside user text and content spans) and template."""
+    user = list(spans or ())
+    text = _merged([*user, *(content or ())])  # read as text by the model: a token there is not one
+    ends = [end for _, end in text]
+    found: list[tuple[int, int]] = []
+    if tokens:  # the longest first where two start at one place
+        for match in re.finditer("|".join(map(re.escape, tokens)), output):
+            i = bisect_right(ends, match.start())  # the first text span ending after the token starts
+            if i == len(text) or text[i][0] >= match.end():
+                found.append(match.span())
+    cuts = sorted([(s, e, "user") for s, e in user] + [(s, e, "special") for s, e in found])
     segments: list[dict[str, str]] = []
     last = 0
-    for start, end in spans or ():
-        segments += _markup(output[last:start], tokens)
-        segments.append({"kind": "user", "text": output[start:end]})
+    for start, end, kind in cuts:
+        if start > last:
+            segments.append({"kind": "template", "text": output[last:start]})
+        segments.append({"kind": kind, "text": output[start:end]})
         last = end
-    segments += _markup(output[last:], tokens)
+    if last < len(output):
+        segments.append({"kind": "template", "text": output[last:]})
     return segments
 
 
-def _markup(text: str, tokens: tuple[str, ...]) -> list[dict[str, str]]:
-    """Template text cut at the special tokens (the longest first where two start at one place)."""
-    if not text:
-        return []
-    if not tokens:
-        return [{"kind": "template", "text": text}]
-    out: list[dict[str, str]] = []
-    last = 0
-    for match in re.finditer("|".join(map(re.escape, tokens)), text):
-        if match.start() > last:
-            out.append({"kind": "template", "text": text[last : match.start()]})
-        out.append({"kind": "special", "text": match.group()})
-        last = match.end()
-    if last < len(text):
-        out.append({"kind": "template", "text": text[last:]})
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, with overlapping or touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
     return out
