@@ -74,8 +74,10 @@ JSONISH = st.recursive(
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": VALUE}
 )
+# a tool's parameters are a JSON Schema object (anything else is a ToolsError), of any values at any depth
+SCHEMA = st.dictionaries(VALUE, JSONISH, max_size=3)
 TOOL = st.fixed_dictionaries(
-    {"type": st.just("function"), "function": st.fixed_dictionaries({"name": VALUE.filter(bool), "parameters": JSONISH})}
+    {"type": st.just("function"), "function": st.fixed_dictionaries({"name": VALUE.filter(bool), "parameters": SCHEMA})}
 )
 
 
