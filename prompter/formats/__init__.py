@@ -10,6 +10,7 @@
 - ``rendered``: what the others share (``Rendered``, the fields rendering reads);
 - ``sandbox``: the immutable, budgeted jinja2 environment templates run in;
 - ``spans``: where user content lands in a rendered string;
+- ``sources``: the template sources, tokens and name ``from_chat_template`` accepts, checked;
 - ``chat_templates/``: the real templates, shipped beside the code that reads them.
 
 Imports point one way (``tests/formats/test_formats_import_graph.py`` keeps it so):

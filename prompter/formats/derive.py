@@ -282,15 +282,24 @@ fixed strings or skeletons stand in for it (every shipped template has at most 4
 
 _INSPECTS = re.compile(
     r"\.\s*(?:is(?:alpha|alnum|ascii|decimal|digit|identifier|lower|numeric|printable|space|title|upper)"
-    r"|count|find|rfind|index|rindex)\s*\("
+    r"|count|find|rfind|index|rindex|lower|upper|capitalize|casefold|swapcase|title)\s*\("
+    r"|\|\s*(?:lower|upper|capitalize|title)\b"
 )
 
 
 def inspects_text(source: str) -> bool:
-    """Whether the template calls a string method that inspects a text (``.isalpha()``, ``.count('a')``):
-    what such a test reacts to, no probe can be sure to show, so no fixed strings or skeletons stand in
-    for it (none of the shipped templates calls one)."""
-    return _INSPECTS.search(source) is not None
+    """Whether the template calls a string method that inspects a text (``.isalpha()``, ``.count('a')``)
+    or maps its case (``| lower``, ``.upper()``: ``content | lower == 'hi'`` reacts to ``HI``, which no
+    probe of the literal shows): what such a test reacts to, no probe can be sure to show, so no fixed
+    strings or skeletons stand in for it (none of the shipped templates calls one). The case of a role
+    (OpenChat's ``message['role'].title()``) is markup: a role is one of a few known names."""
+    return _INSPECTS.search(_ROLE_CASE.sub("", source)) is not None
+
+
+_ROLE_CASE = re.compile(
+    r"""(?:\[\s*['"]role['"]\s*\]|\.role\b)\s*"""
+    r"(?:\.\s*(?:lower|upper|capitalize|casefold|swapcase|title)\s*\(\s*\)|\|\s*(?:lower|upper|capitalize|title)\b)"
+)
 
 
 def literals(source: str, words: bool = False) -> list[str]:
@@ -463,6 +472,16 @@ def _capitals(i: int) -> str:
     return f"HELLO WORLD {i}!"
 
 
+def _short(i: int) -> str:
+    """One or two letters, each text its own (a template may branch on ``content | length < 3``;
+    the sentinels are three characters long)."""
+    return SHORT_TEXTS[i % len(SHORT_TEXTS)]
+
+
+SHORT_TEXTS = ("q", "zx", "v", "jw", "k", "xq", "z", "wv", "y", "qk")
+"""Texts shorter than a sentinel, distinct from each other: what a length threshold below three reacts to."""
+
+
 def _text(i: int) -> str:
     """Realistic content (both cases, digits, quotes, markup, jinja-looking text, a newline)."""
     return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
@@ -498,7 +517,7 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
     # what a sentinel cannot show: a template that escapes or case-maps text (``| e``, ``| upper``),
     # compares messages with each other (``content == messages[i - 1].content``) or reads numbers
     # or capitals in them (``| int``, ``.isupper()``)
-    for text in (_text, lambda i: _text(0), _number, _capitals):
+    for text in (_text, lambda i: _text(0), _number, _capitals, _short):
         if not _agrees(layout, render, text, _SHAPES[4:6], skip=True):
             return None
     marks, words = literals(source), literals(source, words=True)

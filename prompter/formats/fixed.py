@@ -326,7 +326,8 @@ def render_full(
         msgs = fold_system(msgs)
     if continue_final_message:
         msgs = mark_final(msgs)
-    if use_layout and not kwargs and not docs:
+    # with spans, tools the template reads as a variable are traced through it, not taken as markup
+    if use_layout and not kwargs and not docs and not (want_spans and tools_p):
         layout = fast_layout(fmt, tools)
         if layout is not None:
             pieces = layout.pieces(msgs, add_generation_prompt)
@@ -335,13 +336,13 @@ def render_full(
                 return continue_final(rendered, msgs) if continue_final_message else rendered
     special = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}
 
-    def run(prepared: list[dict[str, Any]]) -> str:
+    def run(prepared: list[dict[str, Any]], tools_v: Any = tools_p, docs_v: Any = docs) -> str:
         return render_jinja(
-            compiled, prepared, tools_p, add_generation_prompt, special, kwargs, fmt.time_budget, documents=docs
+            compiled, prepared, tools_v, add_generation_prompt, special, kwargs, fmt.time_budget, documents=docs_v
         )
 
     text = run(msgs)
-    spans = locate_content(msgs, text, run, source) if want_spans else ()
+    spans = locate_content(msgs, text, run, source, tools_p, docs) if want_spans else ()
     rendered = Rendered(text, spans)
     return continue_final(rendered, msgs) if continue_final_message else rendered
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from prompter.errors import DeclarationError, PromptTypeError, TemplateError
+from prompter.errors import DeclarationError, PromptTypeError
 from prompter.formats.hot import HOT
 from prompter.formats.registry import FAMILIES, family_fields, family_of
 from prompter.formats.rendered import Rendered
@@ -156,17 +156,19 @@ class ModelFormat:
         as ``tokenizer.chat_template`` is for such models): ``tool_use`` then renders the
         conversations given tools, ``default`` the others.
 
-        Raises :class:`~prompter.errors.TemplateError` when ``source`` does not compile.
+        Raises :class:`~prompter.errors.TemplateError` when ``source`` is not a str (or such a
+        mapping of str) or does not compile, :class:`~prompter.errors.PromptTypeError` when a token
+        or the name is not a str or None. A str subclass is read as its exact text.
         """
         from prompter.formats.derive import derive_layout
         from prompter.formats.sandbox import compile_template
+        from prompter.formats.sources import named_templates, optional_text, template_text
 
+        bos_token = optional_text(bos_token, "ModelFormat.from_chat_template: bos_token")
+        eos_token = optional_text(eos_token, "ModelFormat.from_chat_template: eos_token")
+        name = optional_text(name, "ModelFormat.from_chat_template: name")
         if isinstance(source, Mapping):
-            templates = dict(source)
-            if "default" not in templates:
-                raise TemplateError(
-                    f"chat template: named templates need a 'default' one, got {sorted(map(str, templates))}"
-                )
+            templates = named_templates(source)
             tool_source = templates.get("tool_use")
             if tool_source is not None:
                 compile_template(tool_source)
@@ -175,6 +177,7 @@ class ModelFormat:
                 return fmt
             special = tuple(dict.fromkeys((*fmt.special_tokens, *_special_tokens(tool_source, None, None))))
             return dataclasses.replace(fmt, tool_chat_template=tool_source, special_tokens=special)
+        source = template_text(source)
         compile_template(source)
         layout = derive_layout(source, bos_token, eos_token, None)
         special = _special_tokens(source, bos_token, eos_token)

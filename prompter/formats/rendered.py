@@ -20,9 +20,9 @@ class Rendered(NamedTuple):
     text: str
     """The prompt, equal to what :meth:`ModelFormat.render` returns."""
     spans: tuple[tuple[int, int], ...]
-    """``(start, end)`` offsets of every piece of ``text`` that came from message content
-    (system, user, assistant, tool results, tool-call names and arguments). Everything
-    outside the spans is the template's markup."""
+    """``(start, end)`` offsets of every piece of ``text`` that came from the caller: message
+    content (system, user, assistant, tool results, tool-call names and arguments), and the
+    tools and documents a template prints. Everything outside the spans is the template's markup."""
 
 
 class FormatSpec(Protocol):

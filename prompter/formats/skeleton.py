@@ -540,7 +540,7 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
 
 
 def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
-    from prompter.formats.derive import MAX_LITERALS, inspects_text, literals
+    from prompter.formats.derive import MAX_LITERALS, SHORT_TEXTS, inspects_text, literals
 
     dated = "strftime_now" in source
     if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
@@ -581,8 +581,13 @@ def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full:
     try:
         if not agrees(policy, lambda i, role: _text(i), _PROBE_SHAPES):
             return None
-        # numbers and capitals, which a template may read (``| int``, ``.isupper()``)
-        for other in (lambda i, role: str(12345 + i), lambda i, role: f"HELLO WORLD {i}!"):
+        # numbers, capitals and texts shorter than a sentinel, which a template may read (``| int``,
+        # ``.isupper()``, ``| length < 3``)
+        for other in (
+            lambda i, role: str(12345 + i),
+            lambda i, role: f"HELLO WORLD {i}!",
+            lambda i, role: SHORT_TEXTS[i % len(SHORT_TEXTS)],
+        ):
             if not agrees(policy, other, _LITERAL_SHAPES):
                 return None
         if not agrees(policy, lambda i, role: _text(i) * 64, _LITERAL_SHAPES):

@@ -60,17 +60,25 @@ def _template_literals(source: str) -> tuple[str, ...]:
 def locate_content(
     messages: list[dict[str, Any]],
     text: str,
-    render: Callable[[list[dict[str, Any]]], str],
+    render: Callable[[list[dict[str, Any]], Any, Any], str],
     source: str,
+    tools: list[Any] | None = None,
+    documents: list[Any] | None = None,
 ) -> tuple[tuple[int, int], ...]:
-    """The spans of ``text`` (``render(messages)``) that came from the messages' user text.
+    """The spans of ``text`` (``render(messages, tools, documents)``) that came from user text.
 
-    Every string and key of the messages is traced (:func:`locate_user_text`),
-    not only their contents. Raises :class:`TemplateError` when the spans
-    cannot be established with certainty.
+    Every string and key of the messages, and of the tools and documents the
+    template reads as variables, is traced (:func:`locate_user_text`), not only
+    the contents. Raises :class:`TemplateError` when the spans cannot be
+    established with certainty.
     """
+
+    def both(msgs: list[Any], extra: list[Any] | None) -> str:
+        marked_tools, marked_documents = extra or (None, None)
+        return render(msgs, marked_tools, marked_documents)
+
     try:
-        return locate_user_text(messages, None, text, lambda msgs, _tools: render(msgs), source)
+        return locate_user_text(messages, [tools, documents], text, both, source)
     except TemplateError as exc:
         raise TemplateError(f"content spans: {exc}") from None
 
@@ -245,8 +253,10 @@ def _read_marked(
         elif mark == lop:
             literal_at = (match.end(), length)
         elif literal_at is not None and literals is not None:
-            # A template literal the user typed, kept whole by the template: still user text.
-            if literals.fullmatch(marked[literal_at[0] : match.start()]):
+            # A template literal the user typed, kept whole by the template (as it is, or escaped as
+            # JSON string text by `tojson`): still user text.
+            kept = marked[literal_at[0] : match.start()]
+            if literals.fullmatch(kept) or literals.fullmatch(_json_unescaped(kept)):
                 add(literal_at[1], length)
             literal_at = None
     if start is not None:
@@ -256,6 +266,17 @@ def _read_marked(
 
 
 Spans = tuple[tuple[int, int], ...]
+
+
+def _json_unescaped(text: str) -> str:
+    """*text* read as the inside of a JSON string (``\\n`` -> newline), or "" where it is not one."""
+    if "\\" not in text:
+        return ""
+    try:
+        value = json.loads('"' + text + '"')
+    except ValueError:
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 _SENTINELS: list[tuple[Marks, re.Pattern[str]]] = []

@@ -4,7 +4,9 @@ The fast paths learn a template by probing it with sentinel and sample texts; a 
 escapes text, compares messages, tests a text against one of its own literals (``==``,
 ``startswith``), or reads numbers or capitals in it renders some conversations differently from
 the probes; a template that calls a string method inspecting text (``.isalpha()``,
-``.count()``) gets no fast path at all, since no probe is sure to show what it reacts to.
+``.count()``) or maps its case (``| lower == 'hi'`` reacts to ``HI``) gets no fast path at all,
+since no probe is sure to show what it reacts to; texts shorter than the probes' sentinels
+(``| length < 3``) are probed too.
 Each case below is rendered warm (the fast paths have seen the template, with text that does
 not trigger the reaction) and must still equal what transformers' ``apply_chat_template``
 renders, or raise where the template raises.
@@ -71,6 +73,24 @@ CASES: dict[str, tuple[str, list[dict[str, str]]]] = {
         _template("<|{{ m.role }}|>{{ m.content | int }}</s>"),
         [{"role": "user", "content": "42"}],
     ),
+    "short-text": (
+        _template("<|{{ m.role }}|>{% if m.content.strip() | length < 3 %}SHORT {% endif %}{{ m.content }}</s>"),
+        [{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}],
+    ),
+    "one-letter": (
+        _template("<|{{ m.role }}|>{% if m.content | length == 1 %}LETTER {% endif %}{{ m.content }}</s>"),
+        [{"role": "user", "content": "y"}],
+    ),
+    "equal-to-a-literal-in-any-case": (
+        _template("<|{{ m.role }}|>{% if m.content | lower == 'hi' %}GREETING {% endif %}{{ m.content }}</s>"),
+        [{"role": "user", "content": "HI"}],
+    ),
+    "starts-with-a-literal-in-any-case": (
+        _template(
+            "<|{{ m.role }}|>{% if m.content.upper().startswith('/CMD') %}COMMAND {% endif %}{{ m.content }}</s>"
+        ),
+        [{"role": "user", "content": "/Cmd ls"}],
+    ),
     "raises-on-a-literal": (
         _template(
             "{% if m.content == 'forbidden' %}{{ raise_exception('no forbidden words') }}{% endif %}"
@@ -115,3 +135,14 @@ def test_a_warm_format_renders_what_the_template_renders(case: str, construct: s
         return
     for _ in range(3):
         assert fmt.render(messages) == expected
+
+
+def test_the_case_of_a_role_is_markup_so_openchat_keeps_its_fixed_strings() -> None:
+    """OpenChat writes ``message['role'].title()``: a case mapping of a role, not of a text."""
+    from prompter.formats.derive import derive_layout, inspects_text
+
+    fmt = ModelFormat.get("openchat")
+    assert fmt.chat_template is not None and ".title()" in fmt.chat_template
+    assert not inspects_text(fmt.chat_template)
+    assert derive_layout(fmt.chat_template, fmt.bos_token, fmt.eos_token, None) is not None
+    assert inspects_text("{{ m.content | lower }}") and inspects_text("{{ m['content'].upper() }}")
