@@ -121,6 +121,12 @@ def _offsets(tokenizer: Any, ids: list[int]) -> list[int]:
     return out
 
 
+def _token_texts(tokenizer: Any, ids: list[int]) -> list[str]:
+    """Each token as the text it stands for (``" there"``), as OpenAI and vLLM report tokens; never the
+    vocabulary's spelling (``"Ġthere"``, ``"▁there"``), which is no text the client sent."""
+    return [str(t) for t in tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)]
+
+
 def text_logprobs(
     model: Any,
     tokenizer: Any,
@@ -132,9 +138,10 @@ def text_logprobs(
 ) -> list[dict[str, Any]]:
     """Each text's tokens with their log-probabilities, as OpenAI's ``echo`` + ``logprobs`` gives them.
 
-    A dict per text: ``tokens``, ``token_logprobs`` (the first ``None``: nothing precedes it),
-    ``text_offset`` and ``top_logprobs`` (the ``top`` likeliest tokens at each position, or
-    ``None``). The text is tokenized as data, as :func:`continuation_nll` tokenizes it.
+    A dict per text: ``tokens`` (each token's text, decoded alone), ``token_logprobs`` (the first
+    ``None``: nothing precedes it), ``text_offset`` and ``top_logprobs`` (the ``top`` likeliest
+    tokens at each position, or ``None``). The text is tokenized as data, as
+    :func:`continuation_nll` tokenizes it.
 
     Every text is checked (type, context) before the model runs. *lock*, if given, is held
     for each text's forward pass only, not for the whole request: the server's scoring of
@@ -165,15 +172,16 @@ def text_logprobs(
             values += [float(v) for v in logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]]
             if top:
                 best = torch.topk(logp, top, dim=-1)
-                tops += [
-                    dict(zip(tokenizer.convert_ids_to_tokens(i.tolist()), (float(x) for x in v), strict=True))
-                    for v, i in zip(best.values, best.indices, strict=True)
-                ]
+                for v, i in zip(best.values.tolist(), best.indices.tolist(), strict=True):
+                    alternatives: dict[str, float] = {}
+                    for text, value in zip(_token_texts(tokenizer, i), v, strict=True):
+                        alternatives.setdefault(text, float(value))  # two ids, one text: the likelier one
+                    tops.append(alternatives)
             else:
                 tops += [None] * (len(ids) - 1)
         out.append(
             {
-                "tokens": tokenizer.convert_ids_to_tokens(ids),
+                "tokens": _token_texts(tokenizer, ids),
                 "token_logprobs": values,
                 "text_offset": _offsets(tokenizer, ids),
                 "top_logprobs": tops,

@@ -685,7 +685,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         usage: dict[str, int] | None,
     ) -> Iterator[StreamDelta]:
         """:func:`~modules.local.streaming.stream_deltas` with this model's stop strings and tool-call syntax."""
-        stops, syntax = self._stop_strings(request), self._tool_syntax()
+        # a raw-text request (/v1/completions) has no tool calls: its text streams as the plain answer reads it
+        stops, syntax = self._stop_strings(request), self._tool_syntax() if request.messages else None
         return CancellingStream(stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax), flag)
 
     def _run(self, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> tuple[list[int], str]:

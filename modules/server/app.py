@@ -12,14 +12,14 @@ URL to give any OpenAI client::
 Endpoints: ``POST /v1/chat/completions`` (stream or not, tools),
 ``POST /v1/completions`` (also scoring: ``echo`` + ``logprobs`` + ``max_tokens: 0``,
 :mod:`modules.server.scoring`), ``GET /v1/models``, ``GET /v1/models/{id}``,
-``GET /health``; the schema is at ``/openapi.json``.
+``GET /health`` (each GET path answers HEAD too); the schema is at ``/openapi.json``.
 
 What the server promises:
 
 * every error is OpenAI's envelope ``{"error": {"message", "type", "param",
   "code"}}`` with the matching status: 400 invalid request (and
   ``code="context_length_exceeded"``), 404 unknown model or path, 405, 413 body
-  over ``max_body_bytes`` (2 MB), 429 over ``max_concurrency`` requests in
+  over ``max_body_bytes`` (2 MB), 415 a compressed body, 429 over ``max_concurrency`` requests in
   flight (with ``Retry-After``), 503 while stopping. Messages are capped in
   length and never carry a traceback;
 * user text is tokenized as data (see :func:`modules.local.trainable.encode_with_spans`);
@@ -55,9 +55,15 @@ from modules.server.body_limit import MAX_BODY_BYTES, SMALL, BodyLimit, ParsedOn
 from modules.server.errors import HTTPError, cancelled_error, from_exception
 from modules.server.lifecycle import ServerState, ServerThread
 from modules.server.schema import ChatCompletionRequest, CompletionRequest
-from modules.server.scoring import is_scoring, score_response
+from modules.server.scoring import is_scoring, score_response, scoring_problem
 from modules.server.sse import chat_events, text_events
-from modules.server.validation import finish_reason, generation_options, message_dict, refuse_unsupported
+from modules.server.validation import (
+    describe_invalid,
+    finish_reason,
+    generation_options,
+    message_dict,
+    refuse_unsupported,
+)
 
 __all__ = ["MAX_BODY_BYTES", "ServableModule", "ServerThread", "create_app"]
 
@@ -88,6 +94,7 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, StreamingResponse
+    from fastapi.routing import APIRoute
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     class _AsciiJSON(JSONResponse):
@@ -115,17 +122,17 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        first = errors[0] if errors else {}
-        loc = [str(p) for p in first.get("loc", ()) if p != "body"]
-        what = first.get("msg", "invalid request body")
-        where = ".".join(loc)
-        return error_response(HTTPError(400, f"{where}: {what}" if where else what, param=where or None))
+        message, param = describe_invalid(exc.errors())
+        return error_response(HTTPError(400, message, param=param))
 
     @app.exception_handler(StarletteHTTPException)
     async def _starlette(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
-        return error_response(HTTPError(exc.status_code, str(exc.detail), type=kind, headers=exc.headers))
+        headers = dict(exc.headers or {})
+        if headers.get("Allow") == "GET":  # the HEAD twin of each GET route (below) is a route of its own
+            headers["Allow"] = "GET, HEAD"
+        message = _routing_message(request, exc, headers.get("Allow"))
+        return error_response(HTTPError(exc.status_code, message, type=kind, headers=headers))
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:
@@ -211,6 +218,7 @@ def create_app(
         if is_scoring(body):  # echo + logprobs + max_tokens=0: the prompt's token logprobs, no generation
             return await score_response(state, body)
         if body.max_tokens == 0:
+            scoring_problem(body)  # echo=true with a logprobs it cannot score: name logprobs, not max_tokens
             raise HTTPError(400, "max_tokens: 0 only scores the prompt (echo=true, logprobs)", param="max_tokens")
         refuse_unsupported(body, chat=False)
         prompt = body.prompt
@@ -224,7 +232,7 @@ def create_app(
             request = await _off_loop_if_large(http, module.prepare_text, prompt, **options)
         except BaseException as exc:
             state.release(cancel)
-            raise from_exception(exc) from None
+            raise from_exception(exc, input_param="prompt") from None
         rid = "cmpl-" + uuid.uuid4().hex
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
@@ -250,10 +258,29 @@ def create_app(
             "usage": dict(done.usage or {}),
         }
 
+    for get in [r for r in app.router.routes if isinstance(r, APIRoute) and "GET" in (r.methods or ())]:
+        # HEAD wherever GET (RFC 9110): the same handler, its body dropped by the server; out of the schema,
+        # where it would repeat the GET operation's id
+        app.add_api_route(get.path, get.endpoint, methods=["HEAD"], include_in_schema=False)
+
     from modules.playground import mount_playground  # the page at /playground (modules/playground)
 
     mount_playground(app, module)
     return app
+
+
+_ROUTES = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /health"
+
+
+def _routing_message(request: Any, exc: Any, allow: str | None) -> str:
+    """Starlette's bare "Not Found" / "Method Not Allowed", said with the method and path at fault."""
+    detail = str(exc.detail)
+    where = f"{request.method[:20]} {request.url.path[:200]}"
+    if exc.status_code == 405 and detail == "Method Not Allowed" and allow:
+        return f"the method is not allowed ({where}); this path takes {allow}"
+    if exc.status_code == 404 and detail == "Not Found":
+        return f"no such path ({where}); this server serves {_ROUTES}"
+    return detail
 
 
 async def _generate(state: ServerState, request: Any, cancel: threading.Event, http: Any) -> Completion:

@@ -11,7 +11,7 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from modules.server.errors import HTTPError
-from modules.server.json_body import JSONProblem, strict_loads
+from modules.server.json_body import JSONProblem, lone_surrogate, strict_loads
 
 __all__ = [
     "INLINE_BYTES",
@@ -93,7 +93,8 @@ class BodyLimit:
 
 
 def body_problem(scope: Any, body: bytes) -> HTTPError | None:
-    """The 400 for a POST body that is not JSON (wrong Content-Type, empty, malformed), else None.
+    """The 400 for a POST body that is not JSON (wrong Content-Type, empty, malformed), else None
+    (a 415 for a compressed body: ``Content-Encoding`` other than ``identity``).
 
     Checked before FastAPI reads the body, so the message says what is wrong in
     words (pydantic's would be "Input should be a valid dictionary" or a byte offset).
@@ -102,6 +103,10 @@ def body_problem(scope: Any, body: bytes) -> HTTPError | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
             content_type = value.decode("latin-1")
+        elif name == b"content-encoding" and value.strip().lower() not in (b"", b"identity"):
+            # a compressed body read as JSON would be a 400 about bad UTF-8 or syntax, naming the wrong fault
+            coding = value.decode("latin-1")[:40]
+            return HTTPError(415, f"Content-Encoding {coding!r} is not supported; send the JSON body uncompressed")
     media = content_type.split(";", 1)[0].strip().lower()
     if not media:
         return HTTPError(400, "Content-Type must be application/json; the request sent none")
@@ -126,6 +131,9 @@ def body_problem(scope: Any, body: bytes) -> HTTPError | None:
     if not isinstance(value, dict):
         kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
         return HTTPError(400, f"the request body must be a JSON object, got {kinds.get(type(value), 'null')}")
+    lone = lone_surrogate(body, value)
+    if lone is not None:
+        return HTTPError(400, lone[1], param=lone[0] or None)
     scope[PARSED] = value  # FastAPI reads it from here (ParsedOnceRoute) instead of parsing the body again
     return None
 

@@ -41,12 +41,16 @@ class HTTPError(Exception):
         return {"error": {"message": message, "type": self.type, "param": self.param, "code": self.code}}
 
 
-def from_exception(exc: BaseException) -> HTTPError:
-    """Map what the module raised to an HTTP error; unknown failures become a bare 500."""
+def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPError:
+    """Map what the module raised to an HTTP error; unknown failures become a bare 500.
+
+    *input_param* is the field a context overflow names: ``messages`` for chat,
+    ``prompt`` for ``/v1/completions``.
+    """
     if isinstance(exc, HTTPError):
         return exc
     if isinstance(exc, ContextLengthError):
-        return HTTPError(400, str(exc), param="messages", code="context_length_exceeded")
+        return HTTPError(400, str(exc), param=input_param, code="context_length_exceeded")
     if isinstance(exc, ServerStoppedError):
         return HTTPError(503, str(exc), type="server_error", code="server_shutting_down")
     if isinstance(exc, (ModuleError, ValueError, TypeError, KeyError, LookupError)):

@@ -16,7 +16,7 @@ from typing import Any
 
 from modules.server.limits import MAX_NESTING
 
-__all__ = ["JSONProblem", "check_nesting", "nesting", "strict_loads"]
+__all__ = ["JSONProblem", "check_nesting", "lone_surrogate", "nesting", "strict_loads"]
 
 
 class JSONProblem(ValueError):
@@ -61,6 +61,16 @@ def _finite(text: str) -> float:
     return value
 
 
+_MAX_INT_DIGITS = 4300  # Python's own limit on converting digits to an int (sys.get_int_max_str_digits)
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > _MAX_INT_DIGITS:
+        raise JSONProblem(f"an integer of {digits} digits is too long (at most {_MAX_INT_DIGITS})")
+    return int(text)
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -86,10 +96,49 @@ def strict_loads(raw: bytes | str, where: str = "body") -> Any:
         text = raw
     check_nesting(text, where)  # before parsing: nothing below recurses past the limit
     try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_no_duplicates)
+        return json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_float=_finite,
+            parse_int=_integer,
+            object_pairs_hook=_no_duplicates,
+        )
     except json.JSONDecodeError as exc:
         raise JSONProblem(f"invalid JSON {where}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except JSONProblem as exc:
         raise JSONProblem(f"invalid JSON {where}: {exc}") from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer over Python's 4300-digit conversion limit
+    except (ValueError, RecursionError) as exc:  # anything else json raises: still a 400 in words
         raise JSONProblem(f"invalid JSON {where}: {str(exc)[:200] or type(exc).__name__}") from None
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def lone_surrogate(raw: bytes | str, value: Any) -> tuple[str, str] | None:
+    """Where *value* (the parse of *raw*) holds a lone surrogate, in a string or a key, and what to say.
+
+    JSON spells one as ``"\\ud800"``; it is no Unicode text (RFC 8259 section 8.2, and I-JSON
+    forbids it), so no tokenizer or template can take it. Returns ``(param, message)`` naming
+    the first one (``messages[0].content``), or None. Costs one search of *raw* when there is none.
+    """
+    if not _ESCAPED_SURROGATE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
+        return None
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:  # nesting is already bounded; a stack all the same, and in document order
+        where, item = stack.pop()
+        if isinstance(item, str):
+            found = _LONE.search(item)
+            if found:
+                at = f"a lone surrogate (U+{ord(found.group()):04X}) at character {found.start()}"
+                return where, f"{where or 'body'}: {at} is not Unicode text; send the pair or remove it"
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            for key in item:
+                found = _LONE.search(key)
+                if found:
+                    what = f"the key {key[:100]!r} holds a lone surrogate (U+{ord(found.group()):04X})"
+                    return where, f"{where or 'body'}: {what}, which is not Unicode text; send the pair or remove it"
+            stack.extend((f"{where}.{k}" if where else k, v) for k, v in reversed(list(item.items())))
+    return None

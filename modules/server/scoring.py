@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import time
 import uuid
 from typing import Any
 
 from modules.server.errors import HTTPError, from_exception
 
-__all__ = ["MAX_SCORED_PROMPTS", "is_scoring", "score_response"]
+__all__ = ["MAX_SCORED_PROMPTS", "is_scoring", "score_response", "scoring_problem"]
 
 MAX_SCORED_PROMPTS = 64
 """The most prompts one scoring request may hold."""
@@ -37,6 +38,16 @@ def is_scoring(body: Any) -> bool:
         and not isinstance(top, bool)
         and 0 <= top <= 5
     )
+
+
+def scoring_problem(body: Any) -> None:
+    """For a request that asks to score (``echo: true``, ``max_tokens: 0``) with a ``logprobs`` that is not
+    an int 0..5 (checked after :func:`is_scoring` said no): the 400 naming ``logprobs``."""
+    extra = body.model_extra or {}
+    top = extra.get("logprobs")
+    if extra.get("echo") is True and top is not None:
+        shown = json.dumps(top)[:100]
+        raise HTTPError(400, f"logprobs: an int from 0 to 5 when scoring a prompt, got {shown}", param="logprobs")
 
 
 async def score_response(state: Any, body: Any) -> dict[str, Any]:
@@ -60,7 +71,7 @@ async def score_response(state: Any, body: Any) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         scored = await loop.run_in_executor(state.executor, functools.partial(score, texts, top=extra["logprobs"]))
     except BaseException as exc:
-        raise from_exception(exc) from None
+        raise from_exception(exc, input_param="prompt") from None
     finally:
         state.release(cancel)
     tokens = sum(len(s["tokens"]) for s in scored)

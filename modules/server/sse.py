@@ -21,9 +21,16 @@ from modules.server.validation import finish_reason
 __all__ = ["batches", "chat_events", "deltas", "sse_event", "text_events", "usage_event"]
 
 
+_LINE_BREAKS = {ord("\x85"): "\\u0085", ord("\u2028"): "\\u2028", ord("\u2029"): "\\u2029"}
+"""Characters ``str.splitlines`` breaks lines at besides CR and LF (JSON escapes the C0 ones itself): SSE
+ends a line only at CR or LF, but clients that read the stream with ``httpx``'s ``iter_lines`` (as
+``httpx-sse`` does) split there and would cut a ``data:`` line in two. Escaped, the JSON is the same."""
+
+
 def sse_event(data: Any) -> bytes:
     try:
-        return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+        text = json.dumps(data, ensure_ascii=False).translate(_LINE_BREAKS)
+        return b"data: " + text.encode() + b"\n\n"
     except UnicodeEncodeError:  # a lone surrogate quoted from client text: ASCII JSON still encodes
         return b"data: " + json.dumps(data).encode() + b"\n\n"
 
@@ -106,15 +113,16 @@ async def chat_events(
     created = int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse_event(
-            {
-                "id": rid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": state.model_name,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-            }
-        )
+        event: dict[str, Any] = {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": state.model_name,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
+        if usage:  # as OpenAI sends it: every chunk before the usage chunk has "usage": null
+            event["usage"] = None
+        return sse_event(event)
 
     yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
@@ -151,19 +159,21 @@ async def text_events(
     state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool = False
 ) -> AsyncIterator[bytes]:
     """``/v1/completions`` streamed; with *usage* (``stream_options.include_usage``), a last chunk with
-    no choices and the token counts, as OpenAI's completions API sends it."""
+    no choices and the token counts, as OpenAI's completions API sends it (the chunks before it carry
+    ``"usage": null``)."""
     created = int(time.time())
 
     def chunk(text: str, finish: str | None = None) -> bytes:
-        return sse_event(
-            {
-                "id": rid,
-                "object": "text_completion",
-                "created": created,
-                "model": state.model_name,
-                "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
-            }
-        )
+        event: dict[str, Any] = {
+            "id": rid,
+            "object": "text_completion",
+            "created": created,
+            "model": state.model_name,
+            "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
+        }
+        if usage:
+            event["usage"] = None
+        return sse_event(event)
 
     counts: dict[str, int] = {}
     try:

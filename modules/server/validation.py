@@ -7,14 +7,52 @@ become the dicts a chat template reads; OpenAI's options become the module's.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modules.server.errors import HTTPError
 from modules.server.json_body import JSONProblem, check_nesting
 from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
 
-__all__ = ["finish_reason", "generation_options", "message_dict", "refuse_unsupported"]
+__all__ = ["describe_invalid", "finish_reason", "generation_options", "message_dict", "refuse_unsupported"]
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
+
+
+def _is_union_tag(part: Any) -> bool:
+    """Whether a pydantic error location part names a union branch (``str``, ``list[ContentPart]``),
+    not a field: the schema's field names are lower-case identifiers."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part[:1].isupper())
+
+
+def describe_invalid(errors: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
+    """The 400's message and ``param`` for pydantic's *errors* on a request body.
+
+    The most specific error wins (``messages.0.content.0.text``, not the union's
+    other branch ``messages.0.content``); union branch names never reach the
+    client; the branches that fail at one place are named together ("a valid
+    string or a valid list").
+    """
+    located = [
+        (tuple(str(p) for p in e.get("loc", ()) if p != "body" and not _is_union_tag(p)), e) for e in errors
+    ]
+    if not located:
+        return "invalid request body", None
+    deepest = max(len(loc) for loc, _ in located)
+    where = next(loc for loc, _ in located if len(loc) == deepest)
+    said: list[str] = []
+    for loc, error in located:
+        if loc != where:
+            continue
+        what = str(error.get("msg") or "invalid value")
+        if said and what.startswith("Input should be "):
+            what = what[len("Input should be ") :]
+        if what not in said:
+            said.append(what)
+    param = ".".join(where) or None
+    message = " or ".join(said)
+    return (f"{param}: {message}" if param else message), param
 
 
 def finish_reason(reason: str | None) -> str:
@@ -40,7 +78,11 @@ def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
                 f"{where}: content parts of type {sorted(kinds - {'text'})} are not supported by a text model",
                 param="messages",
             )
-        out["content"] = "".join(p.get("text") or "" for p in content)
+        for j, part in enumerate(content):
+            if not isinstance(part.get("text"), str):  # OpenAI's text part: {"type": "text", "text": "..."}
+                at = f"{where}.content[{j}].text"
+                raise HTTPError(400, f"{at}: a text part needs its text, a string", param=at)
+        out["content"] = "".join(p["text"] for p in content)
     if out["role"] == "assistant":
         if content is None and not out.get("tool_calls"):
             raise HTTPError(400, f"{where}: an assistant message needs content or tool_calls", param=where)
