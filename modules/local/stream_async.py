@@ -116,8 +116,7 @@ async def stream_batches(
     streamer = _FeedStreamer(module._load_tokenizer(), set(module._stop_ids()), feed, stream)
     job = new_job(module, request, flag, streamer)
     job.on_end = lambda _job: feed.push(stream, _END)  # after the streamer's last text: same feed, in order
-    syntax = module._tool_syntax() if request.messages else None  # raw text (/v1/completions): no tool calls
-    cutter = DeltaCutter(module._stop_strings(request), syntax)
+    cutter = DeltaCutter(module._stop_strings(request), module._tool_syntax(request))
     try:
         submit(job)
         ended = False

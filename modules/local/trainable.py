@@ -685,8 +685,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         usage: dict[str, int] | None,
     ) -> Iterator[StreamDelta]:
         """:func:`~modules.local.streaming.stream_deltas` with this model's stop strings and tool-call syntax."""
-        # a raw-text request (/v1/completions) has no tool calls: its text streams as the plain answer reads it
-        stops, syntax = self._stop_strings(request), self._tool_syntax() if request.messages else None
+        stops, syntax = self._stop_strings(request), self._tool_syntax(request)
         return CancellingStream(stream_deltas(request, streamer, thread, flag, outcome, usage, stops, syntax), flag)
 
     def _run(self, request: LocalRequest, cancel: threading.Event | None, streamer: Any) -> tuple[list[int], str]:
@@ -707,7 +706,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
     def _completion(self, text: str, finish: str, request: LocalRequest, n_new: int) -> Completion:
         calls: list[ToolCall] = []
-        syntax = self._tool_syntax() if request.messages else None
+        syntax = self._tool_syntax(request)
         if syntax:
             text, calls = parse_tool_calls(text, *syntax)
         usage = {
@@ -739,7 +738,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         self._load_tokenizer()
         return tuple(dict.fromkeys([*self._backend.vocab.text_stops, *request.options.stop]))
 
-    def _tool_syntax(self) -> tuple[str, str | None] | None:
+    def _tool_syntax(self, request: LocalRequest) -> tuple[str, str | None] | None:
+        """The markup the model writes tool calls in, where *request* offered tools; else None: as OpenAI's
+        API, an answer to a request without tools (``tool_choice="none"``, a raw-text completion) has no
+        tool calls, and text that looks like one stays text."""
+        if not (request.messages and request.tools):
+            return None
         self._load_tokenizer()
         syntax: tuple[str, str | None] | None = self._backend.vocab.tool_syntax
         return syntax

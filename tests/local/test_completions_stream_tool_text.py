@@ -27,6 +27,7 @@ from modules.local.stream_async import stream_batches
 from modules.local.trainable import TrainableModule
 
 PIECES = ["Call ", "<tool_call>", '\n{"name": "f", "arguments": {}}', "\n</tool_call>", " done"]
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +70,22 @@ def test_a_raw_text_stream_keeps_tool_call_markup_as_its_plain_answer_does(modul
 
 
 @pytest.mark.parametrize("path", [_threaded, _on_the_loop], ids=["threaded", "event-loop"])
-def test_a_chat_stream_still_parses_tool_calls(module: TrainableModule, path: Any) -> None:
-    request = module.prepare([{"role": "user", "content": "call f"}])
+def test_a_chat_stream_with_tools_still_parses_tool_calls(module: TrainableModule, path: Any) -> None:
+    request = module.prepare([{"role": "user", "content": "call f"}], tools=TOOLS)
     ids = module._load_tokenizer().encode("".join(PIECES))
     deltas = path(module, request, ids)
     assert "<tool_call>" not in "".join(d.text for d in deltas)
     assert deltas[-1].finish_reason == "tool_calls" and deltas[-1].tool_calls[0]["function"]["name"] == "f"
+
+
+@pytest.mark.parametrize("path", [_threaded, _on_the_loop], ids=["threaded", "event-loop"])
+def test_a_chat_without_tools_has_no_tool_calls_streamed_or_not(module: TrainableModule, path: Any) -> None:
+    """As OpenAI's API: no tools offered (or ``tool_choice="none"``, which the server sends as none), no
+    ``tool_calls`` and no ``finish_reason: "tool_calls"``; text that looks like a call stays text."""
+    request = module.prepare([{"role": "user", "content": "call f"}])
+    ids = module._load_tokenizer().encode("".join(PIECES))
+    plain = module._answer(ids, "stop", request)
+    assert plain.text == "".join(PIECES) and not plain.tool_calls and plain.finish_reason == "stop"
+    deltas = path(module, request, ids)
+    assert "".join(d.text for d in deltas) == plain.text
+    assert not any(d.tool_calls for d in deltas)

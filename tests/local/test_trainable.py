@@ -305,7 +305,8 @@ def test_a_streamed_tool_call_is_held_back_and_parsed(tiny_model_path: Path) -> 
     import threading
 
     m = TrainableModule(tiny_model_path)
-    req = m.prepare([{"role": "user", "content": "weather?"}])
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    req = m.prepare([{"role": "user", "content": "weather?"}], tools=tools)
     pieces = [
         "Let me ",
         "check.",
