@@ -80,3 +80,66 @@ def test_the_documentation_site_builds_strictly(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").exists()
+
+
+# what each reason in the LazyLLM parity test's DELIBERATE list is called in the migration page's table
+_LAZYLLM_PAGE_ROWS = {
+    "tools-as-json": "`json.dumps(tools, ensure_ascii=False)`",
+    "one-pass-fill": "one pass; values are never rescanned",
+    "literal-markers": "`<!lazyllm-spliter!>`",
+    "label-message": "the label is an assistant message in dict output",
+    "identifier-slots": "only `{identifier}` is a slot",
+    "enable-system": "`enable_system=False`",
+    "extra-keys-kept": "the extra keys are kept",
+    "tools-locked": "constructor tools lock the set",
+    "anthropic-tools": "`input_schema`",
+    "anthropic-empty-turn": "`format=\"anthropic\"` accepts an empty user turn",
+    "tool-call-shape": "tool calls in history keep their given shape",
+    "tool-round-text": "text history prints a tool call",
+}
+
+
+def test_the_lazyllm_page_lists_every_deliberate_difference_the_parity_test_allows() -> None:
+    import ast
+
+    parity = ast.parse((ROOT / "tests" / "prompters" / "test_lazyllm_parity.py").read_text(encoding="utf-8"))
+    (allowed,) = [
+        node.value for node in parity.body
+        if isinstance(node, ast.AnnAssign | ast.Assign) and "DELIBERATE" in ast.unparse(node).split("=", 1)[0]
+    ]
+    assert isinstance(allowed, ast.Dict)
+    reasons = {ast.literal_eval(key) for key in allowed.keys if key is not None}
+    assert reasons == set(_LAZYLLM_PAGE_ROWS), "name the new reason's row of docs/coming-from-lazyllm.md here"
+    page = (ROOT / "docs" / "coming-from-lazyllm.md").read_text(encoding="utf-8")
+    table = page.split("## Deliberate differences", 1)[1].split("\n## ", 1)[0]
+    missing = [reason for reason, row in _LAZYLLM_PAGE_ROWS.items() if row not in table]
+    assert not missing, f"docs/coming-from-lazyllm.md lists no row for: {missing}"
+
+
+def test_the_lazyllm_page_names_both_default_system_prompts() -> None:
+    # the same code gives other bytes until the system prompt is set: a migrating user must be told
+    from prompter.settings import LIBRARY_DEFAULT_SYSTEM
+
+    page = (ROOT / "docs" / "coming-from-lazyllm.md").read_text(encoding="utf-8")
+    assert "You are an AI-Agent developed by LazyLLM." in page and LIBRARY_DEFAULT_SYSTEM in page
+
+
+def test_the_local_model_example_runs_without_the_openai_client(tmp_path: Path) -> None:
+    # the official openai client is in no extra: after `pip install "prompter-kit[all]"` it is absent
+    (tmp_path / "openai.py").write_text("raise ModuleNotFoundError(\"No module named 'openai'\", name='openai')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "local_model.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "in process:" in done.stdout and "pip install openai" in done.stdout
+
+
+def test_the_install_page_names_every_extra_the_distribution_has() -> None:
+    project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    section = project.split("[project.optional-dependencies]\n", 1)[1].split("\n[", 1)[0]
+    extras = set(re.findall(r"^([\w-]+) = \[", section, re.M))  # tomllib is 3.11+; the project supports 3.10
+    page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([\w-]+)` \|", page, re.M))
+    assert rows == set(extras) - {"dev"}, f"docs/install.md's table of extras: add {set(extras) - {'dev'} - rows}"

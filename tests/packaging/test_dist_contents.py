@@ -58,3 +58,10 @@ def test_sdist_carries_every_data_file_and_the_license(dists: tuple[Path, Path])
 def test_the_license_file_is_apache_2() -> None:
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def test_sdist_carries_no_partial_test_suite(dists: tuple[Path, Path]) -> None:
+    # setuptools adds tests/test*.py by default: files that need the rest of the checkout and cannot run
+    with tarfile.open(dists[0]) as sdist:
+        names = [name.split("/", 1)[1] for name in sdist.getnames() if "/" in name]
+    assert not [n for n in names if n == "tests" or n.startswith("tests/")], names

@@ -4,7 +4,8 @@
 
 From a folder that has its own ``modules/`` package, against the installed
 files only: the README quickstart, ``prompter --version``, ``prompter
-tiny-model``, one local and one online call through ``prompter.modules``, and
+tiny-model``, one local and one online call through ``prompter.modules``, the
+getting-started and LazyLLM migration pages (from a plain folder), and
 ``prompter demo``. Offline and without downloading torch again: the fresh venv
 gets the wheel with ``--no-deps``, and the third-party packages already
 installed in the running environment are appended to its ``sys.path`` by a
@@ -100,8 +101,8 @@ def _job(work: Path, t0: float) -> None:
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PROMPTER_CACHE=str(cache))
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
 
-    def run(*argv: str) -> str:
-        done = subprocess.run(list(argv), cwd=app, env=env, check=True, capture_output=True, text=True, timeout=300)
+    def run(*argv: str, cwd: Path = app) -> str:
+        done = subprocess.run(list(argv), cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=300)
         return done.stdout
 
     step("the installed files are the ones imported; the app's modules package is untouched")
@@ -121,6 +122,13 @@ def _job(work: Path, t0: float) -> None:
     (tiny / ".complete").write_text("ok\n", encoding="utf-8")
     step("one local call and one online call through prompter.modules")
     print("   ", run(python, "-c", _MODEL_CALLS, str(tiny)).strip().replace("\n", "\n    "))
+    step("docs/getting-started.md and docs/coming-from-lazyllm.md, each page's blocks in order")
+    plain = work / "plain"  # getting-started's tiny-model helper is a deep `modules` import: not beside the app's
+    plain.mkdir()
+    for page in ("getting-started.md", "coming-from-lazyllm.md"):
+        blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / page).read_text(encoding="utf-8"), re.S | re.M)
+        assert blocks, page
+        run(python, "-c", "\n".join(blocks), cwd=plain)
     step("prompter demo")
     demo = run(str(bin_dir / "prompter"), "demo")
     assert "(same as in-process: True)" in demo, demo[-2000:]
