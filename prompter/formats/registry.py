@@ -602,7 +602,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (r"mixtral", "mixtral"),
     (r"mistral", "mistral-v0.3-tools"),
     (r"gemma-3", "gemma-3"),
-    (r"gemma", "gemma-2"),
+    (r"gemma(?!-?(?:[3-9]|\d\d)(?:\.\d+)?(?![\d.]*[bm]))", "gemma-2"),  # not gemma-4: sizes (gemma-7b) are fine
     (r"phi-3\.5", "phi-3.5"),
     (r"phi-3", "phi-3"),
     (r"phi-4-mini", "phi-4-mini"),
@@ -622,13 +622,21 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (r"vicuna", "vicuna"),
     (r"alpaca", "alpaca"),
     (r"command-r", "command-r"),
-    (r"granite-3", "granite-3.0"),
+    (r"granite-3(?:\.0)?", "granite-3.0"),
     (r"openchat", "openchat"),
 )
 """Regular expressions over a lower-cased model id, tried in order."""
 
 
 _COMPILED = tuple((re.compile(pattern), family) for pattern, family in PATTERNS)
+
+
+def _another_version(key: str, match: re.Match[str]) -> bool:
+    """Whether the version a pattern matched goes on in *key* (``qwen2`` in ``qwen25``, ``glm-4`` in
+    ``glm-4.5``, ``llama-3`` in ``llama31``): another model, whose template may differ, so that
+    family is not it (an unknown name is an error naming close matches, never another model's format)."""
+    rest = key[match.end() :]
+    return match.group()[-1:].isdigit() and (rest[:1].isdigit() or (rest[:1] == "." and rest[1:2].isdigit()))
 
 
 def family_of(name: str) -> str:
@@ -641,7 +649,7 @@ def family_of(name: str) -> str:
     if key in ALIASES:
         return ALIASES[key]
     for pattern, family in _COMPILED:
-        if pattern.search(key):
+        if any(not _another_version(key, match) for match in pattern.finditer(key)):
             return family
     candidates = [*FAMILIES, *ALIASES]
     close = difflib.get_close_matches(key, candidates, n=5, cutoff=0.5)
