@@ -40,6 +40,7 @@ from modules.errors import (
 from prompter import __version__ as __version__  # one version for both packages of the distribution
 
 if TYPE_CHECKING:  # pragma: no cover
+    from modules.local.tiny_model import build_tiny_model, cached_tiny_model
     from modules.local.trainable import TrainableModule
     from modules.online.module import OnlineChatModule
 
@@ -76,9 +77,18 @@ __all__ = [
     "TrainableModule",
     "UnprocessableEntityError",
     "UnsafeTokenizationError",
+    "build_tiny_model",
+    "cached_tiny_model",
 ]
 
-_LAZY = {"OnlineChatModule": "modules.online.module", "TrainableModule": "modules.local.trainable"}
+_LAZY = {
+    "OnlineChatModule": "modules.online.module",
+    "TrainableModule": "modules.local.trainable",
+    # the tiny local model of the docs, demo and tests: reached through prompter.modules beside an app's own
+    # `modules` package, where the deep import `modules.local.tiny_model` finds the app's
+    "build_tiny_model": "modules.local.tiny_model",
+    "cached_tiny_model": "modules.local.tiny_model",
+}
 _EXTRA_OF = {"requests": "online", "torch": "local", "transformers": "local", "tokenizers": "local"}
 
 

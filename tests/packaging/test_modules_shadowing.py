@@ -134,3 +134,17 @@ def test_the_renaming_covers_every_import_form() -> None:
         "from .sibling import thing",
         "TABLE = {'X': 'prompter._modules.local.trainable', 'text': 'modules are great'}",
     ]
+
+
+def test_the_tiny_model_helper_is_reached_beside_an_apps_own_modules_package(app: Path) -> None:
+    """docs/getting-started.md builds its local model with ``cached_tiny_model``: a deep import of
+    ``modules.local.tiny_model`` finds the app's package there, ``prompter.modules`` finds ours."""
+    code = """
+        import modules
+        from prompter.modules import TrainableModule, build_tiny_model, cached_tiny_model
+        assert modules.MINE == 'app'
+        assert cached_tiny_model.__name__ == 'cached_tiny_model' and callable(build_tiny_model)
+        assert TrainableModule.__name__ == 'TrainableModule'
+    """
+    done = _run(app, code)
+    assert done.returncode == 0, done.stderr[-3000:]
