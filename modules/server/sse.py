@@ -107,22 +107,23 @@ async def batches(
         state.release(cancel)
 
 
+def _chunk(rid: str, kind: str, created: int, model: str, choice: dict[str, Any], usage: bool) -> bytes:
+    """One streamed chunk of one choice; with *usage* asked for, ``"usage": null`` (as OpenAI sends every
+    chunk before the usage chunk)."""
+    event: dict[str, Any] = {"id": rid, "object": kind, "created": created, "model": model, "choices": [choice]}
+    if usage:
+        event["usage"] = None
+    return sse_event(event)
+
+
 async def chat_events(
     state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool
 ) -> AsyncIterator[bytes]:
     created = int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        event: dict[str, Any] = {
-            "id": rid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": state.model_name,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-        }
-        if usage:  # as OpenAI sends it: every chunk before the usage chunk has "usage": null
-            event["usage"] = None
-        return sse_event(event)
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return _chunk(rid, "chat.completion.chunk", created, state.model_name, choice, usage)
 
     yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
@@ -164,16 +165,8 @@ async def text_events(
     created = int(time.time())
 
     def chunk(text: str, finish: str | None = None) -> bytes:
-        event: dict[str, Any] = {
-            "id": rid,
-            "object": "text_completion",
-            "created": created,
-            "model": state.model_name,
-            "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
-        }
-        if usage:
-            event["usage"] = None
-        return sse_event(event)
+        choice = {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
+        return _chunk(rid, "text_completion", created, state.model_name, choice, usage)
 
     counts: dict[str, int] = {}
     try:
