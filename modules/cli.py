@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.chat_repl import run_chat
-from modules.errors import ModuleConfigError
+from modules.errors import DOCS_URL, ModuleConfigError
 from modules.eval import cli as eval_cli
 from modules.playground import cli as playground_cli
 from modules.server.cli_options import add_engine_options, apply_torch_threads, engine_options
@@ -46,11 +46,14 @@ _EXTRAS = {"local": ("torch", "transformers", "tokenizers"), "server": ("fastapi
 
 
 class _Defaults(argparse.HelpFormatter):
-    """Shows an option's default in its help, unless there is none to show (None, False)."""
+    """Shows an option's default in its help, unless there is none to show (None, False) or the help
+    already says it ("(default: ...)"). ``0`` is a default to show: it is compared by identity, not
+    by ``==`` (``0 == False``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+        nothing = action.default is None or action.default is False or action.default == argparse.SUPPRESS
+        if action.option_strings and not nothing and "(default:" not in text:
             text += " (default: %(default)s)"
         return text
 
@@ -108,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "render":
             cmd.add_argument("--format", default=None, help="text, openai, anthropic, gemini, ... (default: text)")
-    eval_cli.add_parser(sub)
+    eval_cli.add_parser(sub, formatter_class=defaults)
     return parser
 
 
@@ -134,7 +137,7 @@ def require_extra(extra: str) -> None:
     """Raise a :class:`ModuleConfigError` naming the extra to install when one of its packages is missing."""
     missing = [name for name in _EXTRAS[extra] if importlib.util.find_spec(name) is None]
     if missing:
-        hint = " (install torch first: docs/install.md)" if extra == "local" else ""
+        hint = f" (install torch first: {DOCS_URL}/install.md)" if extra == "local" else ""
         raise ModuleConfigError(
             f"this command needs the {extra!r} extra ({', '.join(missing)} not installed): "
             f"pip install 'prompter-kit[{extra}]'{hint}"
@@ -228,8 +231,8 @@ def _json_arg(option: str, text: str | None) -> Any:
         return None
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SystemExit(f"prompter: invalid JSON in {option}: {exc}") from None
+    except json.JSONDecodeError as exc:  # a mistake on the command line, said as the others are (exit 2)
+        raise ModuleConfigError(f"invalid JSON in {option}: {exc}") from None
 
 
 def _prompt_args(args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -22,6 +22,8 @@ import json
 import time
 from typing import TextIO
 
+from modules.errors import DOCS_URL
+
 __all__ = ["main"]
 
 _INSTRUCTION = "You answer questions about {topic} in one sentence."
@@ -85,7 +87,7 @@ def main(out: TextIO | None = None) -> int:
         say(f"   streamed in {len(pieces)} pieces: {'|'.join(pieces)}")
     finally:
         local.stop()
-    say(f"\ndone in {time.perf_counter() - t0:.1f}s. Next: docs/getting-started.md")
+    say(f"\ndone in {time.perf_counter() - t0:.1f}s. Next: {DOCS_URL}/getting-started.md")
     return 0
 
 

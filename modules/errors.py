@@ -266,3 +266,9 @@ class CrossOriginRedirectError(APIStatusError):
     def __init__(self, message: str, *, status_code: int, location: str, request_id: str | None = None) -> None:
         super().__init__(message, status_code=status_code, request_id=request_id)
         self.location = location
+
+
+#: The documentation's address: pyproject.toml's ``[project.urls] Documentation``. A hint in a message
+#: names a page under it (``f"{DOCS_URL}/install.md"``), which works from an installed wheel, where the
+#: repository's ``docs/`` folder is not. Not exported: a constant for messages, not an API.
+DOCS_URL = "https://github.com/prompter-kit/prompter/tree/main/docs"

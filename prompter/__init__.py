@@ -38,6 +38,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 _EVALUATION = frozenset(("MMPromptTemplate", "MetaTemplate", "MultiTurnPromptTemplate", "PromptList", "PromptTemplate"))
+# LazyLLM exports its modules beside its prompters; here they live in prompter.modules (the I/O side)
+_IN_MODULES = frozenset(("OnlineChatModule", "TrainableModule"))
 
 
 def __getattr__(name: str) -> Any:
@@ -53,6 +55,10 @@ def __getattr__(name: str) -> Any:
 
         globals()["join"] = join
         return join
+    if name in _IN_MODULES:
+        # ImportError, not AttributeError: for `from prompter import X` Python replaces an AttributeError
+        # with its own "cannot import name" message, and this one would be lost
+        raise ImportError(f"{name} is not in prompter itself: from prompter.modules import {name}", name="prompter")
     raise AttributeError(f"module 'prompter' has no attribute {name!r}")
 
 

@@ -58,12 +58,13 @@ def _run_py(file: Path) -> dict[str, Any]:
     return {k: v for k, v in variables.items() if not k.startswith("__")}
 
 
-def add_parser(sub: Any) -> None:
-    """Add the ``eval`` subcommand to ``prompter``'s subparsers."""
+def add_parser(sub: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter) -> None:
+    """Add the ``eval`` subcommand to ``prompter``'s subparsers (help laid out by *formatter_class*:
+    ``prompter`` passes the one the other commands use, which shows each option's default once)."""
     cmd = sub.add_parser(
         "eval",
         help="run an evaluation config (Gen/PPL over a dataset) into predictions JSONL",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=formatter_class,
     )
     cmd.add_argument("config", help="a .py or .json config defining dataset and model")
     cmd.add_argument("--output", default=None, help="predictions JSONL (default: the config's, or ABBR.jsonl)")

@@ -46,6 +46,7 @@ and tool-call parsing already live in their own files beside it.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
+    DOCS_URL,
     ContextLengthError,
     MissingExtraError,
     ModelNotStartedError,
@@ -183,6 +185,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         vllm_options: Mapping[str, Any] | None = None,
         torch_threads: int | None = None,
     ) -> None:
+        folder = os.fspath(path) if isinstance(path, os.PathLike) else path
+        if not isinstance(folder, str):
+            raise ModuleConfigError(
+                f"path: expected a model folder or a Hugging Face model id (a str or a Path), got {_shown(path)}"
+            )
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
         if not isinstance(max_batch_size, int) or max_batch_size < 1:
@@ -300,7 +307,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
                 except ImportError as exc:
                     raise MissingExtraError(
                         "TrainableModule needs the 'local' extra (torch or transformers is not installed): "
-                        "pip install 'prompter-kit[local]' (install torch first: docs/install.md)"
+                        f"pip install 'prompter-kit[local]' (install torch first: {DOCS_URL}/install.md)"
                     ) from exc
                 try:
                     model = AutoModelForCausalLM.from_pretrained(
@@ -397,7 +404,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             except ImportError as exc:
                 raise MissingExtraError(
                     "TrainableModule needs the 'local' extra (transformers is not installed): "
-                    "pip install 'prompter-kit[local]' (install torch first: docs/install.md)"
+                    f"pip install 'prompter-kit[local]' (install torch first: {DOCS_URL}/install.md)"
                 ) from exc
 
             if not b.path or not Path(b.path).is_dir():
@@ -751,14 +758,18 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
 def _from_hf_cache(name: str) -> str:
     """The local snapshot folder of a Hugging Face model id (``Qwen/Qwen2.5-0.5B-Instruct``), as LazyLLM's
-    ``TrainableModule(name)`` takes it; never downloads (``local_files_only``)."""
+    ``TrainableModule(name)`` takes it; never downloads (``local_files_only``).
+
+    A *name* that reads as a path (``./m``, ``/m``, ``~/m``, ``a/b/c``, a Windows path; or, when it is not
+    in the cache, one that exists as a file or whose parent folder exists) is refused as a folder that
+    does not exist, with no download hint."""
+    plainly_a_path = name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name or ":" in name
+    if not name.strip() or plainly_a_path:
+        raise _no_folder(name)
     remedy = (
-        "TrainableModule loads local model folders and models already in the local Hugging Face cache, and never "
-        f"downloads: download it first (`huggingface-cli download {name}`), give its folder, or build one with "
-        "`prompter tiny-model`"
+        f"{_NEVER}: download it first (`hf download {name}`; `huggingface-cli download` with an older "
+        "huggingface_hub), give its folder, or build one with `prompter tiny-model PATH`"
     )
-    if not name or name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise ModuleConfigError(f"{name!r} is not a folder; {remedy}")
     try:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
@@ -767,7 +778,40 @@ def _from_hf_cache(name: str) -> str:
     try:
         return str(snapshot_download(repo_id=name, local_files_only=True))
     except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError) as exc:
+        parent = Path(name).parent
+        if Path(name).exists() or (parent != Path(".") and parent.is_dir()):
+            raise _no_folder(name) from exc
+        if isinstance(exc, HFValidationError):
+            raise ModuleConfigError(
+                f"{name!r} is not a folder nor a Hugging Face model id (ORG/NAME); {_NEVER}: give the folder "
+                "of a model, or build one with `prompter tiny-model PATH`"
+            ) from exc
         raise ModuleConfigError(f"{name!r} is not a folder nor in the local Hugging Face cache; {remedy}") from exc
+
+
+_NEVER = (
+    "TrainableModule loads local model folders and models already in the local Hugging Face cache, and never downloads"
+)
+
+
+def _no_folder(path: str) -> ModuleConfigError:
+    """The error for *path* read as a file-system path: it names what is there instead of a folder."""
+    where = Path(path).expanduser()
+    what = (
+        "no path given" if not path.strip()
+        else "a file" if where.is_file()
+        else "~ is not expanded here" if where.is_dir()
+        else "it does not exist"
+    )
+    return ModuleConfigError(
+        f"{path!r} is not a folder ({what}); {_NEVER}: give the folder of a model (with its config.json), "
+        "or build one with `prompter tiny-model PATH`"
+    )
+
+
+def _shown(value: object) -> str:
+    """*value* in an error: a str's repr, else its type's name (a list or a number says what was passed)."""
+    return repr(value)[:80] if isinstance(value, str) else type(value).__name__
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:

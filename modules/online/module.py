@@ -97,6 +97,7 @@ from modules.online.sources import (
     Source,
     choose_format,
     get_source,
+    is_source,
     resolve_api_key,
     resolve_base_url,
 )
@@ -213,6 +214,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             names, one agent's point of view, turns kept or merged under a header), as in
             ``generate_prompt(...)``; defaults per dialect mirror AgentScope's. Each may also be given
             per call, as a keyword.
+        url, return_trace, stream: LazyLLM's spellings, refused with the remedy: ``base_url=`` for
+            ``url=``; no trace (``return_trace=True``); streaming per call (``stream=True``).
     """
 
     def __init__(
@@ -235,12 +238,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         strategy: str | None = None,
         history_header: str | None = None,
         as_agent: str | None = None,
+        url: str | None = None,
+        return_trace: bool = False,
     ) -> None:
-        if stream:  # LazyLLM's OnlineChatModule(stream=True): here streaming is chosen per call
-            raise ModuleConfigError(
-                "stream=True: this module streams per call — use m.stream(input) (or m.astream) for pieces; "
-                "m(input) returns the whole answer"
-            )
+        _refuse_lazyllm_forms(source, model, stream=stream, url=url, return_trace=return_trace)
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
         url = resolve_base_url(src, base_url)
         if not url:
@@ -259,6 +260,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             )
         if not url.startswith(("http://", "https://")):
             raise ModuleConfigError(f"base_url must start with http:// or https://, got {url!r}")
+        if model is not None and not isinstance(model, str):
+            raise ModuleConfigError(f"model: expected the model name as a str, got {type(model).__name__}")
         chosen_model = model or src.default_model
         if not chosen_model:
             raise ModuleConfigError(f"source {src.name!r} has no default model: pass model=...")
@@ -703,6 +706,28 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
 def _known_options(common: frozenset[str], native: str | None) -> frozenset[str]:
     """The call keywords of a source speaking ``native`` (None: OpenAI-compatible); made once, read per call."""
     return common | (_NATIVE_OPTIONS[native] if native is not None else frozenset()) | _ARRANGEMENT
+
+
+def _refuse_lazyllm_forms(source: object, model: object, *, stream: bool, url: object, return_trace: bool) -> None:
+    """A ``ModuleConfigError`` naming prompter's form for LazyLLM's constructor forms it does not take."""
+    if stream:  # LazyLLM's OnlineChatModule(stream=True): here streaming is chosen per call
+        raise ModuleConfigError(
+            "stream=True: this module streams per call — use m.stream(input) (or m.astream) for pieces; "
+            "m(input) returns the whole answer"
+        )
+    if url is not None:
+        raise ModuleConfigError("url=: this module takes the API root as base_url=... (e.g. base_url='https://host/v1')")
+    if return_trace:
+        raise ModuleConfigError(
+            "return_trace: not supported (there is no trace); leave it out — build_request(input) shows what is sent"
+        )
+    if isinstance(source, str) and not is_source(source) and isinstance(model, str) and is_source(model):
+        # LazyLLM's positional order is (model, source)
+        raise ModuleConfigError(
+            f"unknown source {source!r}, but {model!r} is a source: prompter's order is OnlineChatModule(source, "
+            f"model), LazyLLM's is (model, source); pass them by keyword: "
+            f"OnlineChatModule(source={model!r}, model={source!r})"
+        )
 
 
 def _checked_arrangement(strategy: object, history_header: object, as_agent: object) -> dict[str, Any]:

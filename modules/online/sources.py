@@ -43,7 +43,16 @@ from urllib.parse import urlsplit
 
 from modules.errors import ModuleConfigError
 
-__all__ = ["SOURCES", "Source", "check_secret", "choose_format", "get_source", "resolve_api_key", "resolve_base_url"]
+__all__ = [
+    "SOURCES",
+    "Source",
+    "check_secret",
+    "choose_format",
+    "get_source",
+    "is_source",
+    "resolve_api_key",
+    "resolve_base_url",
+]
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,11 @@ def get_source(name: str) -> Source:
             "or source='openai-compatible' with base_url=... for any other OpenAI-compatible server"
         )
     return source
+
+
+def is_source(name: str) -> bool:
+    """Whether ``name`` is a source (case-insensitive, aliases accepted), as :func:`get_source` reads it."""
+    return name.strip().lower() in _BY_NAME
 
 
 def choose_format(source: Source, format: object) -> str:

@@ -33,9 +33,12 @@ def test_view_shows_both(capsys: pytest.CaptureFixture[str]) -> None:
     assert "<|start_header_id|>user<|end_header_id|>" in out and '"role": "user"' in out
 
 
-def test_bad_json_input_is_a_clean_exit() -> None:
-    with pytest.raises(SystemExit, match="invalid JSON"):
+def test_bad_json_input_is_a_clean_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    # said as the command line's other mistakes are: one line on stderr, exit status 2
+    with pytest.raises(SystemExit) as exited:
         main(["render", "x", "{not json"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith("prompter render: error: invalid JSON in INPUT")
 
 
 def test_chat_answers_from_stdin(

@@ -26,7 +26,7 @@ def test_version_names_the_package_version(capsys: pytest.CaptureFixture[str]) -
     assert capsys.readouterr().out == f"prompter {prompter.__version__}\n"
 
 
-@pytest.mark.parametrize("command", ["tiny-model", "serve", "chat", "render", "view"])
+@pytest.mark.parametrize("command", ["tiny-model", "serve", "chat", "render", "view", "eval"])
 def test_every_option_has_help_and_shows_its_default(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     from modules.cli import _parser
 
@@ -37,7 +37,12 @@ def test_every_option_has_help_and_shows_its_default(command: str, capsys: pytes
         assert action.help, f"{command} {action.option_strings or action.dest} has no help"
     assert _exit_code([command, "--help"]) == 0
     out = capsys.readouterr().out
-    with_defaults = [a for a in sub._actions if a.option_strings and a.default not in (None, False, "==SUPPRESS==")]
+    # by identity: `0 in (None, False)` is true (0 == False), and a default of 0 is one to show
+    def shown(default: object) -> bool:
+        return not (default is None or default is False or default == "==SUPPRESS==")
+
+    with_defaults = [a for a in sub._actions if a.option_strings and shown(a.default)]
+    assert command != "tiny-model" or any(a.default == 0 and a.default is not False for a in with_defaults)
     for action in with_defaults:
         assert f"(default: {action.default})" in " ".join(out.split()), f"{command}: default of {action.dest} not shown"
 
@@ -55,9 +60,11 @@ def test_render_takes_system_tools_and_extra_keys(capsys: pytest.CaptureFixture[
     assert body["messages"][-1] == {"role": "user", "content": "Why?"}
 
 
-def test_render_bad_tools_json_is_a_clean_exit() -> None:
-    with pytest.raises(SystemExit, match="invalid JSON in --tools"):
-        main(["render", "x", "hi", "--tools", "[not json"])
+def test_render_bad_tools_json_is_a_clean_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    # a mistake on the command line like the others: one line on stderr, exit status 2
+    assert _exit_code(["render", "x", "hi", "--tools", "[not json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("prompter render: error: invalid JSON in --tools") and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "65536"])
@@ -173,3 +180,7 @@ def test_the_demo_tells_a_short_story_and_says_the_weights_are_random(
     steps = [line for line in lines if line[:2] in ("1.", "2.", "3.", "4.")]
     assert len(steps) == 4
     assert "(same as in-process: True)" in text
+    # the next step is a page at the documentation's address (pyproject.toml), not a path only a clone has
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    documentation = pyproject.split('\nDocumentation = "', 1)[1].split('"', 1)[0]
+    assert lines[-1].endswith(f"Next: {documentation}/getting-started.md"), lines[-1]
