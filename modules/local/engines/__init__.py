@@ -26,7 +26,7 @@ import os
 import re
 from typing import Any, Protocol
 
-from modules.errors import MissingExtraError, ModuleConfigError
+from modules.errors import DOCS_URL, MissingExtraError, ModuleConfigError
 
 __all__ = [
     "DTYPES",
@@ -99,7 +99,7 @@ def check_device_available(device: str) -> None:
     except ImportError as exc:
         raise MissingExtraError(
             "TrainableModule needs the 'local' extra (torch is not installed): pip install 'prompter-kit[local]' "
-            "(install the torch build for your machine first: docs/install.md)"
+            f"(install the torch build for your machine first: {DOCS_URL}/install.md)"
         ) from exc
 
     kind = device.split(":", 1)[0]
