@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from prompter.errors import HistoryError, MessageError
+from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = [
     "ROLES",
@@ -212,9 +213,11 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
     if isinstance(arguments, str):
         text = arguments
         try:
-            parsed = json.loads(arguments) if arguments.strip() else {}
+            parsed = strict_loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise MessageError(f"{where}: arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        except NotJSONError as exc:
+            raise MessageError(f"{where}: arguments are not valid JSON ({exc})") from None
         except (ValueError, RecursionError):  # valid JSON Python cannot read: a 4,301-digit number, deep nesting
             raise MessageError(
                 f"{where}: arguments hold a number over 4,300 digits or nest too deep for Python to read; "
@@ -227,7 +230,7 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
         arguments = parsed
     elif isinstance(arguments, Mapping):
         try:
-            text = json.dumps(arguments, ensure_ascii=False)
+            text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)  # NaN is no JSON: APIs refuse it
             arguments = json.loads(text)  # a deep copy the caller cannot reach
         except (TypeError, ValueError, RecursionError) as exc:
             raise MessageError(f"{where}: arguments are not JSON-serialisable ({exc})") from None

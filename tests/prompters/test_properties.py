@@ -74,8 +74,14 @@ JSONISH = st.recursive(
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": VALUE}
 )
-# a tool's parameters are a JSON Schema object (anything else is a ToolsError), of any values at any depth
-SCHEMA = st.dictionaries(VALUE, JSONISH, max_size=3)
+# a tool's parameters are a JSON Schema object (anything else is a ToolsError), of any JSON values at any
+# depth (NaN and Infinity are no JSON: a ToolsError too)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | VALUE,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(VALUE, inner, max_size=3),
+    max_leaves=8,
+)
+SCHEMA = st.dictionaries(VALUE, JSON, max_size=3)
 TOOL = st.fixed_dictionaries(
     {"type": st.just("function"), "function": st.fixed_dictionaries({"name": VALUE.filter(bool), "parameters": SCHEMA})}
 )
