@@ -10,6 +10,10 @@ A record is one of:
   assistant's answer: the last user turn is the input, the turns before it the history
   (a system message in it is left out: the module's prompter supplies the system prompt).
 
+A file is JSONL (one record a line, UTF-8) or a ``.json`` file holding one JSON array of
+records (Alpaca's ``alpaca_data.json``); an error in a record names its index and, from a
+file, its place (``record 4 (train.jsonl:5): ...``).
+
 Any record may carry ``history`` and ``tools``. The answer is the label; everything
 else goes through the module's prompter exactly as a call would
 (:func:`~modules.local.training.example.build_training_example`)::
@@ -45,21 +49,15 @@ class ExampleSet(list[TrainingExample]):
 
 
 def read_records(data: Any) -> list[Mapping[str, Any]]:
-    """Records from a JSONL path, a list of dicts or a ``datasets.Dataset`` (rows as dicts)."""
+    """Records from a JSONL (or JSON array) path, a list of dicts or a ``datasets.Dataset`` (rows as dicts)."""
+    return _read(data)[0]
+
+
+def _read(data: Any) -> tuple[list[Mapping[str, Any]], list[str | None]]:
+    """The records, and where each came from in a file (``train.jsonl:5``; None for data in memory)."""
     if isinstance(data, (str, Path)):
-        path = Path(data)
-        if not path.is_file():
-            raise TrainingExampleError(f"training data: {str(path)!r} is not a file (give a JSONL file or a list)")
-        records = []
-        # utf-8-sig: a byte order mark (Windows editors, Excel exports) is no part of the first record
-        for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise TrainingExampleError(f"{path.name}:{number}: not a JSON line ({exc.msg})") from exc
-        return _checked(records, path.name)
+        records, where = _read_file(Path(data))
+        return _checked(records, where), list(where)
     if isinstance(data, Mapping):
         splits = [str(k) for k in data if type(data[k]).__name__ in ("Dataset", "IterableDataset")]
         if splits:  # a datasets.DatasetDict
@@ -69,21 +67,58 @@ def read_records(data: Any) -> list[Mapping[str, Any]]:
             )
         raise TrainingExampleError("training data: give a list of records (or a JSONL path), not one dict")
     if isinstance(data, Iterable):
-        return _checked(list(data), "data")  # a datasets.Dataset iterates over its rows as dicts
+        records = list(data)  # a datasets.Dataset iterates over its rows as dicts
+        return _checked(records, [f"data[{i}]" for i in range(len(records))]), [None] * len(records)
     raise TrainingExampleError(
         f"training data: expected a JSONL path, a list of dicts or a Dataset, got {type(data).__name__}"
     )
 
 
-def _checked(records: list[Any], where: str) -> list[Mapping[str, Any]]:
+def _read_file(path: Path) -> tuple[list[Any], list[str]]:
+    """The JSON values of a JSONL file, one a line (or of a ``.json`` file holding one array), and their places."""
+    if not path.is_file():
+        raise TrainingExampleError(f"training data: {str(path)!r} is not a file (give a JSONL file or a list)")
+    if path.suffix.lower() in (".csv", ".tsv"):
+        raise TrainingExampleError(
+            f"training data: {path.name} is CSV, which is not read directly; load it with "
+            f"datasets.load_dataset('csv', data_files=...)['train'] and pass that, or write JSONL"
+        )
+    raw = path.read_bytes()
+    try:
+        # utf-8-sig: a byte order mark (Windows editors, Excel exports) is no part of the first record
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = raw[: exc.start].count(b"\n") + 1
+        raise TrainingExampleError(
+            f"{path.name}:{at}: not UTF-8 text ({exc.reason}); save the file as UTF-8"
+        ) from exc
+    if path.suffix.lower() == ".json" and text.lstrip().startswith("["):
+        try:  # a JSON array of records (Alpaca's alpaca_data.json); else the lines are read as JSONL
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, list):
+            return whole, [f"{path.name}[{i}]" for i in range(len(whole))]
+    records, where = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise TrainingExampleError(f"{path.name}:{number}: not a JSON line ({exc.msg})") from exc
+        where.append(f"{path.name}:{number}")
+    return records, where
+
+
+def _checked(records: list[Any], where: list[str]) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
-    for i, record in enumerate(records):
+    for record, place in zip(records, where):
         if isinstance(record, (list, tuple)) and len(record) == 2:
             record = {"input": record[0], "output": record[1]}
         if not isinstance(record, Mapping):
             raise TrainingExampleError(
-                f"{where}[{i}]: expected a record (a JSON object) or an (input, answer) pair, "
-                f"got {type(record).__name__}"
+                f"{place}: expected a record (a JSON object) or an (input, answer) pair, got {type(record).__name__}"
             )
         out.append(record)
     return out
@@ -98,7 +133,7 @@ def build_examples(
     progress: bool = True,
 ) -> ExampleSet:
     """Every record of *data* as a training example of *module*, with a progress bar and a summary."""
-    records = read_records(data)
+    records, where = _read(data)
     bar = progress_bar(len(records), "examples", "ex", progress)
     out = ExampleSet()
     for i, record in enumerate(records):
@@ -108,7 +143,7 @@ def build_examples(
                 input, history, tools, label=label, train_on_history=train_on_history, max_length=max_length
             )
         except (TrainingExampleError, PromptError) as exc:  # the same error, naming the record it came from
-            located = _at_record(exc, i)
+            located = _at_record(exc, i, where[i])
             if located is exc:
                 raise
             raise located from exc
@@ -130,10 +165,11 @@ def build_examples(
     return out
 
 
-def _at_record(error: Exception, index: int) -> Exception:
-    """*error* again, its message opening with the record's index (itself if its type takes no message)."""
+def _at_record(error: Exception, index: int, place: str | None) -> Exception:
+    """*error* again, its message opening with the record's index and, from a file, its line (``train.jsonl:5``);
+    itself if its type takes no message."""
     try:
-        return type(error)(f"record {index}: {error}")
+        return type(error)(f"record {index}: {error}" if place is None else f"record {index} ({place}): {error}")
     except Exception:  # noqa: BLE001 - an error class with another signature: the original says enough
         return error
 
@@ -170,6 +206,11 @@ def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
         raise TrainingExampleError(f"{key!r}: expected a list of messages ending with the assistant's answer")
     if history is not None:
         raise TrainingExampleError(f"give the earlier turns inside {key!r} or as 'history', not both")
+    for j, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise TrainingExampleError(
+                f"{key}[{j}]: expected a message (a dict with role and content), got {type(message).__name__}"
+            )
     before = messages[:-1]
     last_user = max((i for i, m in enumerate(before) if isinstance(m, Mapping) and m.get("role") == "user"), default=-1)
     if last_user < 0:

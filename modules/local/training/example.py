@@ -223,7 +223,7 @@ def _history_regions(
         end = _common_prefix(prompt, through)
         text = _traced(messages, k, tools, render, True, prompt)
         if text is None:  # no text to trace (a tool call): the agreements alone, when they hold
-            if start is not None and end > start:
+            if start is not None and end > start and _calls_written(message, prompt[start:end]):
                 regions.append((start, end))
             else:
                 logger.warning("train_on_history: cannot locate history answer %d in the prompt; not learnt", k)
@@ -237,6 +237,16 @@ def _history_regions(
             end = text_end + _common_prefix(prompt[text_end:], closing)
         regions.append((start, end))
     return regions
+
+
+def _calls_written(message: Mapping[str, Any], region: str) -> bool:
+    """Whether the template wrote the turn's tool calls (by name) in its region: a template that
+    drops them leaves an empty turn, and learning that would teach the model to answer nothing."""
+    names = [
+        str(fn.get("name", "")) if isinstance(fn, Mapping) else ""
+        for fn in (c.get("function", c) if isinstance(c, Mapping) else None for c in message.get("tool_calls") or ())
+    ]
+    return all(name and name in region for name in names)
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -280,6 +290,7 @@ def _common_prefix(a: str, b: str) -> int:
 def _unmask(
     labels: list[int], ids: list[int], offsets: list[Span], start: int, end: int, stops: set[int], text: str
 ) -> None:
+    after = len(ids)
     for i, (a, b) in enumerate(offsets):
         # wholly inside (a token merely begun there is the next turn's), or the answer's first token
         # with the space the template writes before it merged in (" a1" after Mistral's "[/INST]")
@@ -287,6 +298,16 @@ def _unmask(
             labels[i] = ids[i]
             if ids[i] in stops:
                 return
+            after = i + 1
+    # A template that closes a turn only when another follows (Qwen1.5's "<|im_end|>" after every
+    # turn but the last) ends the region before its stop token: learn that token, as for the final
+    # answer, when nothing but whitespace the template wrote lies between it and the answer.
+    for i in range(after, len(ids)):
+        if ids[i] in stops:
+            labels[after : i + 1] = ids[after : i + 1]
+            return
+        if not text[offsets[i][0] : offsets[i][1]].isspace():
+            return
 
 
 def token_offsets(tokenizer: Any, text: str, ids: Sequence[int]) -> list[Span]:

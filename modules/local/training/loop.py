@@ -23,6 +23,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -34,7 +35,7 @@ from modules.local.engines import SMALL_MODEL_PARAMETERS
 from modules.local.training.batches import collate, global_batches
 from modules.local.training.progress import progress_bar
 
-__all__ = ["LOG_FILE", "TrainOptions", "train_folder"]
+__all__ = ["LOG_FILE", "TrainOptions", "output_folder", "train_folder"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +75,11 @@ class TrainOptions:
     """Called on rank 0 with ``{"step", "epoch", "loss", "lr"}`` after every step."""
 
     def __post_init__(self) -> None:
+        # Every option is checked here, before any work: a bad one must not surface as a bare
+        # TypeError/OverflowError from torch, or only after the first step (on_log), or never (threads=-3).
         for name in ("epochs", "lr", "max_grad_norm"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            if not _number(value) or not value > 0 or (name != "max_grad_norm" and not math.isfinite(value)):
                 raise ModuleConfigError(f"finetune: {name} must be a positive number, got {value!r}")
         for name in ("batch_size", "lora_r", "lora_alpha"):
             value = getattr(self, name)
@@ -85,8 +88,26 @@ class TrainOptions:
         if self.lr_schedule not in ("linear", "constant"):
             raise ModuleConfigError(f"finetune: lr_schedule must be 'linear' or 'constant', got {self.lr_schedule!r}")
         decay = self.weight_decay
-        if isinstance(decay, bool) or not isinstance(decay, (int, float)) or decay < 0:
+        if not _number(decay) or not math.isfinite(decay) or decay < 0:
             raise ModuleConfigError(f"finetune: weight_decay must be a number >= 0, got {decay!r}")
+        for name, least in (("threads", 1), ("max_length", 2)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+                raise ModuleConfigError(f"finetune: {name} must be None or an int >= {least}, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not -(2**32) < self.seed < 2**32:
+            raise ModuleConfigError(f"finetune: seed must be an int between -2**32 and 2**32, got {self.seed!r}")
+        for name in ("lora", "train_on_history", "progress"):
+            if type(getattr(self, name)) is not bool:
+                raise ModuleConfigError(f"finetune: {name} must be True or False, got {getattr(self, name)!r}")
+        if self.on_log is not None and not callable(self.on_log):
+            raise ModuleConfigError(f"finetune: on_log must be a function taking a dict, got {self.on_log!r}")
+        targets = self.lora_target_modules
+        if targets is not None and not isinstance(targets, str) and not (
+            isinstance(targets, Sequence) and targets and all(isinstance(t, str) for t in targets)
+        ):
+            raise ModuleConfigError(
+                f"finetune: lora_target_modules must be None, 'all-linear' or a list of module names, got {targets!r}"
+            )
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> TrainOptions:
@@ -105,6 +126,7 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     *options* are the fields of :class:`TrainOptions`.
     """
     opts = TrainOptions.of(options)
+    out = output_folder(output_dir, source_path)
     try:
         import torch
         from transformers import AutoModelForCausalLM
@@ -121,13 +143,13 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
         raise ModuleConfigError("finetune: no training examples in data")
     torch.manual_seed(opts.seed)
     model = AutoModelForCausalLM.from_pretrained(source_path, local_files_only=True, dtype=torch.float32)
+    _check_ids(examples, int(model.get_input_embeddings().num_embeddings))
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(_threads(opts.threads, model, world))
     try:
         model, log, seconds = _train(torch, model, examples, opts, world, rank, _pad_id(module.tokenizer))
     finally:
         torch.set_num_threads(previous_threads)
-    out = Path(output_dir)
     if rank == 0:
         _save(model, module.tokenizer, source_path, out)
         summary = {"steps": log, "seconds": seconds, "examples": len(examples), "world_size": world,
@@ -141,6 +163,53 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     return out
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def output_folder(output_dir: Any, source_path: str) -> Path:
+    """*output_dir* as an absolute path that is safe to save into, checked before any work.
+
+    It must hold no model files: saving over another model would mix its files with ours (a
+    stale shard or adapter makes the folder load as something else); other files (the training
+    data, notes) may sit beside the weights. The source model's folder is never written. A
+    relative path is taken from the current folder, once, so the returned module still finds
+    its weights after a ``chdir``.
+    """
+    if isinstance(output_dir, os.PathLike):
+        output_dir = os.fspath(output_dir)
+    if not isinstance(output_dir, str) or not output_dir.strip():
+        raise ModuleConfigError(f"finetune: output_dir must be a folder path (a str or a Path), got {output_dir!r}")
+    if output_dir.startswith("~"):
+        raise ModuleConfigError(
+            f"finetune: output_dir {output_dir!r} starts with '~', which is not expanded here; "
+            "give the full path (os.path.expanduser)"
+        )
+    out = Path(output_dir).resolve()
+    source = Path(source_path).resolve()
+    if out == source or source in out.parents:
+        raise ModuleConfigError(
+            f"finetune: output_dir {str(out)!r} is inside the model being trained ({str(source)!r}), "
+            "whose folder is never written; pick a folder outside it"
+        )
+    if out.exists() and not out.is_dir():
+        raise ModuleConfigError(f"finetune: output_dir {str(out)!r} is a file; give a new or empty folder")
+    held = sorted(p.name for p in out.iterdir() if _MODEL_FILE.fullmatch(p.name)) if out.is_dir() else []
+    if held:
+        raise ModuleConfigError(
+            f"finetune: output_dir {str(out)!r} already holds a model ({', '.join(held[:3])}); refusing to "
+            "save over it, where stale files would mix with ours (pick a new folder, or remove those files first)"
+        )
+    return out
+
+
+_MODEL_FILE = re.compile(
+    r"config\.json|generation_config\.json|adapter_config\.json|adapter_model\..*|.*\.safetensors(\.index\.json)?"
+    r"|pytorch_model.*\.bin(\.index\.json)?|tokenizer(_config)?\.json|special_tokens_map\.json|chat_template\.jinja"
+)
+"""What a saved model or adapter folder holds (transformers' and peft's file names)."""
+
+
 def _threads(threads: int | None, model: Any, world: int) -> int:
     """The torch threads to train with: as asked, else 1 for a small model, else the cores over the processes.
 
@@ -148,7 +217,7 @@ def _threads(threads: int | None, model: Any, world: int) -> int:
     a step several times faster than two on a busy 2-core machine (docs/finetune.md).
     """
     if threads is not None:
-        return max(1, threads)
+        return threads
     if sum(p.numel() for p in model.parameters()) < SMALL_MODEL_PARAMETERS:
         return 1
     return max(1, (os.cpu_count() or 1) // world)
@@ -270,11 +339,46 @@ def _save(model: Any, tokenizer: Any, source_path: str, out: Path) -> None:
 
 
 def _as_examples(data: Any) -> list[Mapping[str, list[int]]] | None:
-    """*data* itself when it is a list of built examples (dicts with input_ids and labels), else None."""
-    if (
+    """Copies of *data* when it is a list of built examples (dicts with input_ids and labels), else None.
+
+    Each is checked (a label list of another length would be padded, silently misaligned with
+    its ids); a missing ``attention_mask`` is all ones, as ``training_example`` makes it.
+    """
+    if not (
         isinstance(data, list)
         and data
         and all(isinstance(e, Mapping) and "input_ids" in e and "labels" in e for e in data)
     ):
-        return data
-    return None
+        return None
+    out: list[Mapping[str, list[int]]] = []
+    for i, example in enumerate(data):
+        ids, labels = _ints(example["input_ids"], i, "input_ids"), _ints(example["labels"], i, "labels")
+        mask = _ints(example["attention_mask"], i, "attention_mask") if "attention_mask" in example else [1] * len(ids)
+        if not ids or len(labels) != len(ids) or len(mask) != len(ids):
+            raise ModuleConfigError(
+                f"finetune: example {i}: input_ids, labels and attention_mask must have one entry per token "
+                f"(got {len(ids)}, {len(labels)}, {len(mask)}); build examples with module.training_examples"
+            )
+        out.append({"input_ids": ids, "attention_mask": mask, "labels": labels})
+    return out
+
+
+def _ints(value: Any, index: int, key: str) -> list[int]:
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # a tensor or an array
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        raise ModuleConfigError(f"finetune: example {index}: {key} must be a list of ints, got {value!r:.80}")
+    return list(value)
+
+
+def _check_ids(examples: Sequence[Mapping[str, list[int]]], vocab: int) -> None:
+    """Every id (and every label but -100) names a row of the model's embeddings."""
+    for i, example in enumerate(examples):
+        for key, allowed in (("input_ids", ()), ("labels", (-100,))):
+            bad = next((t for t in example[key] if not 0 <= t < vocab and t not in allowed), None)
+            if bad is not None:
+                raise ModuleConfigError(
+                    f"finetune: example {i}: {key} holds {bad}, outside the model's {vocab} token ids"
+                )
