@@ -39,7 +39,9 @@ __all__ = [
     "MAX_WORK",
     "PROBE_RENDER_SECONDS",
     "PROBE_SECONDS",
+    "PROBE_TRIES",
     "Budget",
+    "ProbeTimedOut",
     "Probing",
     "bounded_concat",
     "bounded_list",
@@ -50,6 +52,8 @@ __all__ = [
     "check_work",
     "guarded_iter",
     "max_chars",
+    "may_probe",
+    "probe_timed_out",
     "probing",
     "str_bound",
     "weight",
@@ -112,6 +116,32 @@ class Probing:
 
 
 PROBING: ContextVar[Probing | None] = ContextVar("prompter_template_probing", default=None)
+
+
+PROBE_TRIES = 3
+"""Probing sessions that may run out of time for one thing to learn before a template is taken as too
+slow for it: a machine busy for a moment (another process, a collector's pause) must not keep a fast
+template off its fast path for good, and a template slow every time costs at most this many sessions."""
+
+_TIMEOUTS: dict[Any, int] = {}
+
+
+class ProbeTimedOut(Exception):  # noqa: N818 - a signal between our own modules, not an error to a caller
+    """Probes ran out of time and may be tried again: the caller keeps no answer and uses the template."""
+
+
+def may_probe(key: Any) -> bool:
+    """Whether probing for *key* (what is learnt, and from which template) has tries left."""
+    return _TIMEOUTS.get(key, 0) < PROBE_TRIES
+
+
+def probe_timed_out(key: Any) -> bool:
+    """Count a probing session for *key* that ran out of time; whether a later render may try again
+    (if not, the caller keeps its answer for a template too slow to learn)."""
+    if len(_TIMEOUTS) >= 4096:
+        _TIMEOUTS.clear()
+    _TIMEOUTS[key] = _TIMEOUTS.get(key, 0) + 1
+    return may_probe(key)
 
 
 @contextmanager

@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from prompter.errors import PromptError, TemplateTimeoutError
-from prompter.formats.budget import probing
+from prompter.formats.budget import ProbeTimedOut, may_probe, probe_timed_out, probing
 from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
 __all__ = [
@@ -487,18 +487,40 @@ def _text(i: int) -> str:
     return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
 
 
-@lru_cache(maxsize=256)
 def derive_layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
-    """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None."""
+    """Fixed strings that reproduce ``source`` (rendered with these tokens and tools), or None.
+
+    Raises :class:`~prompter.formats.budget.ProbeTimedOut` when the probes ran out of time and a later
+    call may try again (:data:`~prompter.formats.budget.PROBE_TRIES`): the caller keeps no answer."""
+    key = ("layout", source, bos_token, eos_token, tools_json)
+    if not may_probe(key):
+        return None  # too slow to learn, every time it was tried
+    try:
+        return _layout(source, bos_token, eos_token, tools_json)
+    except _TooSlow:
+        if probe_timed_out(key):
+            raise ProbeTimedOut from None
+        return None
+
+
+class _TooSlow(Exception):
+    """The probes ran out of time (raised, so that the cache keeps no answer)."""
+
+
+@lru_cache(maxsize=256)
+def _layout(source: str, bos_token: str | None, eos_token: str | None, tools_json: str | None) -> Layout | None:
     compiled = compile_template(source)
     if "strftime_now" in source or inspects_text(source):
         return None  # the output depends on the date, or on what a text says: no string can be fixed
     render = _probe(compiled, _context(bos_token, eos_token, tools_json))
     try:
-        with probing():
-            return _derive(source, render, bos_token)
+        with probing() as probe:
+            layout = _derive(source, render, bos_token)
     except TemplateTimeoutError:
-        return None
+        raise _TooSlow from None
+    if probe.timed_out:
+        raise _TooSlow
+    return layout
 
 
 def _derive(source: str, render: Callable[..., str | None], bos_token: str | None) -> Layout | None:

@@ -1,15 +1,12 @@
 """Choosing how a model format renders: fixed strings or the template.
 
-The fast path: a template's derived :class:`~prompter.formats.derive.Layout`,
-looked up in a dictionary per (template, tokens) and, with tools, per tools list
-(by identity, confirmed by an exact fingerprint, so a list changed in place
-is noticed), then per tools JSON text (so equal tools passed as a new list every
-call, as a prompter passes call-time tools, reuse what was derived).  Deriving
-costs a few dozen template runs, so it happens the second time a (template,
-tools) pair is rendered: one-off renders and callers whose tools change every
-call just run the template.  Everything else goes through :func:`render_full`:
-validation, normalisation, tools injection, the folding of a system message the
-template rejects, the sandboxed template, and content spans.
+The fast path: a template's derived :class:`~prompter.formats.derive.Layout`, looked up per
+(template, tokens) and, with tools, per tools list (by identity, confirmed by an exact fingerprint,
+so a list changed in place is noticed), then per tools JSON text (equal tools passed as a new list
+every call reuse what was derived). Deriving costs a few dozen template runs, so it happens the
+second time a (template, tools) pair is rendered. Everything else goes through :func:`render_full`:
+validation, normalisation, tools injection, the folding of a system message the template rejects,
+the sandboxed template, and content spans.
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ import json
 from typing import Any
 
 from prompter.errors import MessageError, PromptError
+from prompter.formats.budget import ProbeTimedOut
 from prompter.formats.continuation import continue_final, mark_final
 from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.hot import register
@@ -122,7 +120,10 @@ def fast_layout(fmt: FormatSpec, tools: Any, fingerprint: Any = UNSET) -> Layout
         except KeyError:
             if not _second_sighting((*key, None)):
                 return None
-            layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
+            try:
+                layout = _NO_TOOLS[key] = _derive(source, fmt.bos_token, fmt.eos_token, None)
+            except ProbeTimedOut:  # kept nowhere: a later render tries again
+                return None
         if len(_FRONT) >= _MAX_FRONT:
             _FRONT.clear()
         _FRONT[id(fmt)] = (fmt, layout)
@@ -142,20 +143,19 @@ def fast_layout(fmt: FormatSpec, tools: Any, fingerprint: Any = UNSET) -> Layout
     except (PromptError, TypeError, ValueError):
         return None
     jkey = (tools_json, source, fmt.bos_token, fmt.eos_token)
-    try:
+    if jkey in _BY_JSON:
         return _BY_JSON[jkey]
-    except KeyError:
-        pass
     if not _second_sighting((source, fmt.bos_token, fmt.eos_token, tools_json)):
         return None
-    layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
-    snapshot = fingerprint
-    if len(_BY_TOOLS) >= _MAX_TOOL_ENTRIES:
-        _BY_TOOLS.clear()
-    if len(_BY_JSON) >= _MAX_TOOL_ENTRIES:
-        _BY_JSON.clear()
-    if snapshot is not None:  # else found again by its JSON text only
-        _BY_TOOLS[tkey] = (tools, snapshot, layout)
+    try:
+        layout = _derive(source, fmt.bos_token, fmt.eos_token, tools_json)
+    except ProbeTimedOut:
+        return None
+    for held in (_BY_TOOLS, _BY_JSON):
+        if len(held) >= _MAX_TOOL_ENTRIES:
+            held.clear()
+    if fingerprint is not None:  # else found again by its JSON text only
+        _BY_TOOLS[tkey] = (tools, fingerprint, layout)
     _BY_JSON[jkey] = layout
     return layout
 

@@ -152,14 +152,14 @@ class ModelFormat:
     ) -> ModelFormat:
         """A format rendered by ``source``, with fixed strings derived where they reproduce it.
 
-        ``source`` may also be a tokenizer's named templates (``{"default": ..., "tool_use": ...}``,
-        as ``tokenizer.chat_template`` is for such models): ``tool_use`` then renders the
-        conversations given tools, ``default`` the others.
+        ``source`` may also be a tokenizer's named templates (``{"default": ..., "tool_use": ...}``, as
+        ``tokenizer.chat_template`` is for such models): ``tool_use`` renders with tools, ``default`` without.
 
         Raises :class:`~prompter.errors.TemplateError` when ``source`` is not a str (or such a
         mapping of str) or does not compile, :class:`~prompter.errors.PromptTypeError` when a token
         or the name is not a str or None. A str subclass is read as its exact text.
         """
+        from prompter.formats.budget import ProbeTimedOut
         from prompter.formats.derive import derive_layout
         from prompter.formats.sandbox import compile_template
         from prompter.formats.sources import named_templates, optional_text, template_text
@@ -179,7 +179,10 @@ class ModelFormat:
             return dataclasses.replace(fmt, tool_chat_template=tool_source, special_tokens=special)
         source = template_text(source)
         compile_template(source)
-        layout = derive_layout(source, bos_token, eos_token, None)
+        try:
+            layout = derive_layout(source, bos_token, eos_token, None)
+        except ProbeTimedOut:  # a busy moment: it renders with its template (its renders learn later)
+            layout = None
         special = _special_tokens(source, bos_token, eos_token)
         if layout is None:
             stops = tuple(dict.fromkeys(t for t in (_turn_end(source, bos_token, eos_token, special), eos_token) if t))

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prompter.errors import PromptError
-from prompter.formats.budget import probing
+from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.prepare import UNSET, fingerprint_of
 
 __all__ = [
@@ -389,7 +389,12 @@ def skeleton_entry(
         if seen < 2:
             return None
         entry = _Entry()
-        entry.policy = _policy(fmt, source, tools, entry, render_full)
+        policy = _policy(fmt, source, tools, entry, render_full)
+        if policy is _MISSING:  # the probes ran out of time: not kept, a later render probes again
+            if probe_timed_out(("policy", key)):
+                return None
+            policy = None
+        entry.policy = policy
         entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False) == _PLAIN
         entry.nonempty = entry.policy is not None and entry.policy.nonempty
         entry.modes = _simple_modes(entry.policy)
@@ -461,6 +466,8 @@ def _skeleton(
         with probing() as probe:  # a shape the template is slow on: not worth a second full budget
             skeleton = (build or _build)(fmt, roles, tools, add_generation_prompt, render_full)
         if probe.timed_out:
+            if probe_timed_out(("skeleton", id(entry), skey)):
+                return None  # not kept: a later render of this shape tries again
             skeleton = None
         held = len(roles) + (0 if skeleton is None else sum(map(len, skeleton.markup)))
         _HELD[0] += held
@@ -532,11 +539,11 @@ _PADDED: tuple[Callable[[int], str], ...] = (
 
 
 def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
-    """Probe the template: the preconditions under which its skeletons reproduce it, or None (also
-    when the probes ran past their shared time, :data:`~prompter.formats.budget.PROBE_SECONDS`)."""
+    """Probe the template: the preconditions under which its skeletons reproduce it, or None; ``_MISSING``
+    when the probes ran past their shared time (:data:`~prompter.formats.budget.PROBE_SECONDS`)."""
     with probing() as probe:
         policy = _probe_policy(fmt, source, tools, entry, render_full)
-    return None if probe.timed_out else policy
+    return _MISSING if probe.timed_out else policy
 
 
 def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:

@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from prompter.errors import PromptError
-from prompter.formats.budget import probing
+from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.skeleton import (
     _MARK,
     _MAX_MESSAGES,
@@ -315,7 +315,11 @@ def render_tool_entry(
         return None
     policy = entry.tool_policy
     if policy is True:
-        policy = entry.tool_policy = _verified(fmt, source, entry, tools, render_full)
+        verified = _verified(fmt, source, entry, tools, render_full)
+        if verified is None:  # the probes ran out of time: a later render tries again, a few times
+            entry.tool_policy = True if probe_timed_out(("tools", id(entry))) else False
+            return None
+        policy = entry.tool_policy = verified
     if not isinstance(policy, Policy):
         return None
     return _fill(fmt, entry, policy, shape, tools, add_generation_prompt, render_full)
@@ -401,12 +405,12 @@ def _agent_shapes(
     ]
 
 
-def _verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
-    """The policy under which the template's agent-turn skeletons reproduce it, or False (also when
-    the probes ran past their shared time)."""
+def _verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool | None:
+    """The policy under which the template's agent-turn skeletons reproduce it, or False; None when the
+    probes ran past their shared time."""
     with probing() as probe:
         policy = _probe_verified(fmt, source, entry, tools, render_full)
-    return False if probe.timed_out else policy
+    return None if probe.timed_out else policy
 
 
 def _probe_verified(fmt: Any, source: str, entry: _Entry, tools: Any, render_full: RenderFull) -> Policy | bool:
