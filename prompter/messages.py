@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from prompter.errors import HistoryError, MessageError
-from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = [
     "ROLES",
@@ -213,11 +212,9 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
     if isinstance(arguments, str):
         text = arguments
         try:
-            parsed = strict_loads(arguments) if arguments.strip() else {}
+            parsed = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise MessageError(f"{where}: arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
-        except NotJSONError as exc:
-            raise MessageError(f"{where}: arguments are not valid JSON ({exc})") from None
         except (ValueError, RecursionError):  # valid JSON Python cannot read: a 4,301-digit number, deep nesting
             raise MessageError(
                 f"{where}: arguments hold a number over 4,300 digits or nest too deep for Python to read; "
@@ -230,7 +227,7 @@ def _tool_call_from(raw: object, where: str) -> ToolCall:
         arguments = parsed
     elif isinstance(arguments, Mapping):
         try:
-            text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)  # NaN is no JSON: APIs refuse it
+            text = json.dumps(arguments, ensure_ascii=False)
             arguments = json.loads(text)  # a deep copy the caller cannot reach
         except (TypeError, ValueError, RecursionError) as exc:
             raise MessageError(f"{where}: arguments are not JSON-serialisable ({exc})") from None

@@ -132,8 +132,8 @@ class ToolSet:
         """
         if not issubclass(type(tools), (list, tuple)):  # type(): never the caller's __class__ or __iter__
             raise ToolsError(f"{where}: expected a list of tool dicts, got {type(tools).__name__}")
-        try:  # NaN and Infinity are no JSON: every API refuses a body holding them
-            text = json.dumps(list(tools), ensure_ascii=False, allow_nan=False)  # type: ignore[call-overload]
+        try:
+            text = json.dumps(list(tools), ensure_ascii=False)  # type: ignore[call-overload]
         except (TypeError, ValueError):
             text = None
         if text is not None:
@@ -143,7 +143,7 @@ class ToolSet:
         _validate(tools, where)
         if text is None:
             try:
-                text = json.dumps(list(tools), ensure_ascii=False, allow_nan=False)  # type: ignore[call-overload]
+                text = json.dumps(list(tools), ensure_ascii=False)  # type: ignore[call-overload]
             except (TypeError, ValueError) as exc:
                 raise ToolsError(f"{where}: tools must be JSON-serialisable ({exc})") from None
         made = cls(tuple(_read_only(json.loads(text))), text, shared)

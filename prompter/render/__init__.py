@@ -45,6 +45,7 @@ def render_dialect(
 ) -> Any:
     """Render ``conv`` as the body of API dialect ``name`` (``strategy``, ``history_header`` and
     ``as_agent`` as in :func:`prompter.render.strategies.arrange`)."""
+    from prompter.render.common import check_json_values
     from prompter.render.media import resolve_conversation
     from prompter.render.strategies import arrange, checked_options, text_as_parts
 
@@ -56,6 +57,7 @@ def render_dialect(
         module, function = _DIALECTS[name]
         render = _loaded[name] = getattr(import_module(module), function)
     checked_options(strategy, history_header, as_agent)
+    check_json_values(conv)
     conv = resolve_conversation(conv, file_urls=name == "dashscope")
     body = render(arrange(conv, name, strategy, history_header, as_agent))
     if name in _PART_LISTS and text_as_parts(strategy, history_header):

@@ -11,11 +11,13 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from prompter.conversation import Conversation
-from prompter.errors import MessageError, UnsupportedContentError
+from prompter.errors import MessageError, ToolsError, UnsupportedContentError
 from prompter.messages import ContentPart, Message
+from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = [
     "Located",
+    "check_json_values",
     "conversation_messages",
     "empty_turn_error",
     "function_specs",
@@ -46,6 +48,25 @@ def conversation_messages(conv: Conversation) -> list[Located]:
     if conv.label is not None:
         located.append(("label", Message("assistant", conv.label)))
     return located
+
+
+def check_json_values(conv: Conversation) -> None:
+    """An API body is JSON: tool-call arguments holding ``NaN`` or ``Infinity`` (which Python's json reads and
+    writes, and every API refuses) or giving a key twice (the caller's text, which OpenAI's dialects send,
+    and the parsed object, which the others send, would say different things) are a MessageError, and
+    tools holding ``NaN`` or ``Infinity`` a ToolsError. (A local model's template reads them as its own
+    ``tojson`` writes them, as transformers renders them: only API bodies are checked.)"""
+    if conv.tools is not None and ("NaN" in conv.tools.json or "Infinity" in conv.tools.json):
+        try:
+            strict_loads(conv.tools.json)
+        except NotJSONError as exc:
+            raise ToolsError(f"tools: {exc}") from None
+    for where, message in conversation_messages(conv):
+        for k, call in enumerate(message.tool_calls):
+            try:
+                strict_loads(call.arguments_json or "{}")
+            except NotJSONError as exc:
+                raise MessageError(f"{where}.tool_calls[{k}]: arguments are not valid JSON ({exc})") from None
 
 
 def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) -> str:
