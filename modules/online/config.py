@@ -24,7 +24,11 @@ def check_headers(headers: Mapping[Any, Any]) -> None:
     credential header's value is checked as a key and named without being shown."""
     for name, value in headers.items():
         if not isinstance(name, str) or not name or any(not "!" <= c <= "~" or c == ":" for c in name):
-            shown = repr(name)[:60] if isinstance(name, str) else f"a name of type {type(name).__name__}"
+            shown = f"a name of type {type(name).__name__}"
+            if isinstance(name, str):
+                # only up to a ':' or space: a header line given as a name ("Authorization: Bearer sk-...") holds a key
+                head = name.replace(":", " ").split(" ", 1)[0]
+                shown = repr(name)[:60] if head == name else f"{head[:60]!r} followed by ':' or a space (not shown)"
             raise ModuleConfigError(f"headers: {shown} is not a header name (visible ASCII, no ':' or space)")
         if isinstance(value, str) and value in secrets_of_headers({name: value}):
             check_secret(value, f"headers[{name!r}]", spaces=True)

@@ -40,13 +40,14 @@ Limits on what a server can make a call cost:
 
 The API key lives in a :class:`Secret` (its repr shows at most the last four
 characters), goes only into the ``Authorization`` header of each attempt, and
-is masked as ``***`` (with any ``Authorization``/``x-api-key`` value given in
-``headers=``) in everything derived from what a server sends: error messages
-and bodies, request ids, log lines, the answer's text and tool calls, streamed
-pieces (a key split across events included: the end of the text that could
-begin a key is held back until the next piece shows it is not one) and
-``partial_text``. Errors are raised without chaining the ``requests``
-exceptions, whose text includes URLs and could include more.
+is masked as ``***`` (with every credential given in ``headers=``, in each form
+a server may echo it in: see :mod:`modules.online.scrub`) in everything derived
+from what a server sends: error messages and bodies, request ids, log lines,
+the answer's text and tool calls, streamed pieces (a key split across events
+included: the end of the text that could begin a key is held back until the
+next piece shows it is not one) and ``partial_text``. Errors are raised without
+chaining the ``requests`` exceptions, whose text includes URLs and could include
+more, and leave no frame whose locals hold the key or unscrubbed server data.
 
 Why this file is long: building, sending, retrying, streaming and error mapping share one
 deadline, one scrubber and one retry loop per call; the parts that stand alone (sources,
@@ -100,6 +101,7 @@ from modules.online.sources import (
     is_source,
     resolve_api_key,
     resolve_base_url,
+    shown_url,
 )
 from modules.online.sse import ChatStreamState, SSEDecoder
 from modules.online.transport import (
@@ -163,10 +165,10 @@ class _Outcome:
     """How one attempt ended: a 2xx ``body`` (or, for a stream, the open ``response``), or an ``error``."""
 
     response: requests.Response | None = None
-    body: bytes = b""
+    body: bytes = field(default=b"", repr=False)  # server data, not yet scrubbed: kept out of a traceback's locals
     error: APIError | None = None
     status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     deadline: float | None = None
 
 
@@ -248,7 +250,14 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             raise ModuleConfigError(f"source {src.name!r} needs base_url=... (e.g. 'http://127.0.0.1:8000/v1')")
         if not isinstance(url, str):
             raise ModuleConfigError(f"base_url: expected a str, got {type(url).__name__}")
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - read to check it: a port that is not a number raises here, not at the call
+        except ValueError:
+            raise ModuleConfigError(
+                "base_url is not a URL whose host and port can be read (not shown: it may hold a credential); "
+                "give the API root, e.g. 'https://host/v1' or 'http://[::1]:8000/v1'"
+            ) from None
         if parts.username is not None or parts.password is not None:
             # Not echoed: the URL holds a credential. It would also replace the Bearer header.
             raise ModuleConfigError("base_url must not contain a user or password: pass the key as api_key=...")
@@ -259,7 +268,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 "the key as api_key=... and extra query parameters are not supported"
             )
         if not url.startswith(("http://", "https://")):
-            raise ModuleConfigError(f"base_url must start with http:// or https://, got {url!r}")
+            raise ModuleConfigError(f"base_url must start with http:// or https://, got {shown_url(url)!r}")
         if model is not None and not isinstance(model, str):
             raise ModuleConfigError(f"model: expected the model name as a str, got {type(model).__name__}")
         chosen_model = model or src.default_model
@@ -307,6 +316,18 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         check_headers(self._headers)
         self._scrubber = Scrubber([*([key] if key else []), *secrets_of_headers(self._headers)])
         mask_library_logs(self._scrubber)  # urllib3 logs unparsable headers (server bytes) at WARNING
+
+    def __copy__(self) -> OnlineChatModule:  # share() and with_options(): a handle on the same backend
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __reduce__(self) -> Any:  # pickle and deepcopy: the key must not be written out in clear
+        raise TypeError(
+            f"{type(self).__name__}: cannot be pickled or deep-copied (it holds the API key and a connection "
+            "pool): build one in each process from the same arguments (the key from the environment), or use "
+            "m.share() for another handle"
+        )
 
     def __repr__(self) -> str:
         key = repr(self._backend.api_key) if self._backend.api_key else "None"
@@ -390,18 +411,18 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     def _send(self, request: ChatRequest, content: bytes, deadline: float | None) -> requests.Response:
         """Send one attempt, following same-origin 307/308 redirects only (see
         :mod:`modules.online.redirects`: a redirect elsewhere raises before anything is sent there).
-        The only place the key is read."""
-        headers = dict(request.headers)
-        if request.stream:
-            headers["Accept"] = "text/event-stream"
-        if self._backend.api_key is not None:
-            key = self._backend.api_key.reveal()
-            headers.update({"Authorization": "Bearer " + key} if self._dialect is None else self._dialect.auth(key))
+        The key and the caller's credential headers are never a local variable here: a traceback that
+        shows locals (``capture_locals``, an error tracker) would show them."""
         session = sending_session(self._backend.session, self._backend.derived)
         url = request.url
         for hops in range(MAX_REDIRECTS + 1):
             response: requests.Response = session.post(
-                url, data=content, headers=headers, timeout=self._timeouts(deadline), stream=True, allow_redirects=False
+                url,
+                data=content,
+                headers=self._wire_headers(request),
+                timeout=self._timeouts(deadline),
+                stream=True,
+                allow_redirects=False,
             )
             try:
                 target = next_hop(url, response.status_code, response.headers, hops, self._scrub)
@@ -414,6 +435,16 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             _finish(response)
             url = target
         raise AssertionError("unreachable: next_hop refuses the hop after MAX_REDIRECTS")  # pragma: no cover
+
+    def _wire_headers(self, request: ChatRequest) -> dict[str, str]:
+        """The headers one attempt sends, the key included: the only place the key is read."""
+        headers = dict(request.headers)
+        if request.stream:
+            headers["Accept"] = "text/event-stream"
+        if self._backend.api_key is not None:
+            key = self._backend.api_key.reveal()
+            headers.update({"Authorization": "Bearer " + key} if self._dialect is None else self._dialect.auth(key))
+        return headers
 
     def _complete(self, request: ChatRequest) -> Completion:
         outcome = self._request(request)
@@ -433,21 +464,25 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         assert response is not None  # noqa: S101 - a stream's outcome keeps its open response
         if response.headers.get("content-type", "").startswith("application/json"):
             # Some servers ignore "stream": true, or answer an error as JSON with a 2xx status.
-            failure: APIError | None = None
-            try:
-                body = self._read_all(response, outcome.deadline, self.max_response_bytes)
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                failure = self._connection_error(exc, outcome.deadline)
-            finally:
-                _finish(response)
-            if failure is not None:  # raised here, outside the handler: no __context__ holding server data
-                raise failure
-            done = self._parse_completion(body, response.status_code)
+            done = self._parse_completion(self._read_whole(response, outcome.deadline), response.status_code)
             end.usage, end.model, end.ended = done.usage, model_of(done.raw), True
             end.request_id = end.request_id or body_request_id(done.raw)
             end.thinking_blocks = done.thinking_blocks
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
-        return self._iter_stream(response, outcome.deadline, end)
+        return _forgetting(self._iter_stream(response, outcome.deadline, end))
+
+    def _read_whole(self, response: requests.Response, deadline: float | None) -> bytes:
+        """A 2xx body read to its end (a stream answered as one JSON body), the connection given back."""
+        failure: APIError | None = None
+        try:
+            body = self._read_all(response, deadline, self.max_response_bytes)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            failure = self._connection_error(exc, deadline)
+        finally:
+            _finish(response)
+        if failure is not None:  # raised here, outside the handler: no __context__ holding server data
+            raise failure
+        return body
 
     def _request(self, request: ChatRequest) -> _Outcome:
         """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
@@ -458,7 +493,11 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         deadline = None if limits.total is None else policy.clock() + limits.total
         attempt = 0
         while True:
-            outcome = self._attempt(request, content, deadline)
+            try:
+                outcome = self._attempt(request, content, deadline)
+            except APIError as exc:  # raised inside an attempt (a refused redirect, the deadline)
+                _forget(exc)  # the finished frames' locals hold the response's (unscrubbed) headers
+                raise
             if outcome.error is None:
                 outcome.deadline = deadline
                 return outcome
@@ -650,6 +689,16 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         return self._scrubber.text(text)
 
     def _parse_completion(self, raw: bytes, status: int | None) -> Completion:
+        """The :class:`Completion` in a 2xx body; an error leaves with no frame's locals holding the body
+        as it came (not scrubbed), for a traceback that shows locals."""
+        try:
+            return self._completion_in(raw, status)
+        except APIError as exc:
+            del raw
+            _forget(exc)
+            raise
+
+    def _completion_in(self, raw: bytes, status: int | None) -> Completion:
         text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")  # a BOM may lead (RFC 8259 8.1)
         data = loads(text)
         if data is NOT_JSON:  # raised outside the handler: its __context__ would hold the body
@@ -784,6 +833,16 @@ def _forget(exc: BaseException) -> None:
         if current.__traceback__ is not None:
             traceback.clear_frames(current.__traceback__)
         current = current.__cause__ or current.__context__
+
+
+def _forgetting(pieces: Iterator[StreamDelta]) -> Iterator[StreamDelta]:
+    """``pieces``, and an error they raise with the locals of its finished frames cleared: the stream's
+    frame holds the server's last event and bytes as they came, before scrubbing."""
+    try:
+        yield from pieces
+    except Exception as exc:
+        _forget(exc)
+        raise
 
 
 def _close_delimited(headers: Mapping[str, str]) -> bool:

@@ -18,51 +18,125 @@ the bytes and a traceback): :func:`mask_library_logs` puts a filter on the
 loggers of ``urllib3``, ``requests`` and this package that masks the secrets of
 every live module in each record's message and traceback.
 
+A server need not echo a secret as it was sent: it may percent-encode it (a URL
+in a ``Location`` or a message), JSON- or ``repr``-escape it (text that is not
+valid JSON, a log line), base64-encode it (``Authorization: Basic``, at any
+offset inside a longer encoding), or wrap it across lines. Each secret is masked
+in every one of those forms (:func:`forms_of`; wrapped across lines in whole
+texts, not across stream pieces).
+
+Which caller-given headers are credentials: the known ones (``Authorization``,
+``x-api-key``...) and any whose name says so (it holds ``key``, ``token``,
+``secret``, ``auth``, ``password``, ``cookie``, ``credential`` or
+``signature``): ``X-Auth-Token``, ``Ocp-Apim-Subscription-Key``, ``apikey``...
+
 Secrets shorter than 4 characters are not scrubbed: replacing every ``a`` of
 an answer would destroy it and protect nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
+import re
 import threading
 import traceback
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "Scrubber", "StreamScrubber", "mask_library_logs", "masked_headers", "secrets_of_headers"]
+__all__ = [
+    "MASK",
+    "Scrubber",
+    "StreamScrubber",
+    "forms_of",
+    "is_secret_header",
+    "mask_library_logs",
+    "masked_headers",
+    "secrets_of_headers",
+]
 
 MASK = "***"
 _MIN_SECRET = 4
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"})
+#: Words that make a header name a credential's (``X-Auth-Token``, ``Ocp-Apim-Subscription-Key``, ``Cookie``...).
+_SECRET_WORDS = ("key", "token", "secret", "auth", "password", "passwd", "cookie", "credential", "signature")
+_BASE64_FORMS_FROM = 12  # shorter secrets: their base64 core is too short to tell from other base64 text
+
+
+def is_secret_header(name: object) -> bool:
+    """Whether a header named *name* carries a credential: a known one, or a name that says so."""
+    if not isinstance(name, str):
+        return False
+    lower = name.lower()
+    return lower in _SECRET_HEADERS or any(word in lower for word in _SECRET_WORDS)
 
 
 def masked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """*headers* with every credential header's value shown as ``***`` (for reprs and logs)."""
-    return {name: MASK if str(name).lower() in _SECRET_HEADERS else value for name, value in headers.items()}
+    return {name: MASK if is_secret_header(name) else value for name, value in headers.items()}
 
 
 def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:
-    """The credential values among caller-given headers (and the token of ``Bearer <token>``)."""
+    """The credential values among caller-given headers: each whole value, the token of ``Bearer <token>``,
+    the ``user:password`` (and password) inside ``Basic <base64>``, and each value of a ``Cookie``."""
     found: list[str] = []
     for name, value in headers.items():
-        if name.lower() in _SECRET_HEADERS and isinstance(value, str):
-            found.append(value)
-            scheme, _, token = value.partition(" ")
-            if token and scheme.lower() in ("bearer", "basic", "token"):
-                found.append(token.strip())
+        if not is_secret_header(name) or not isinstance(value, str):
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        token = token.strip()
+        if token and scheme.lower() in ("bearer", "basic", "token"):
+            found.append(token)
+        if token and scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token, validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                pair = ""
+            found += [pair, pair.partition(":")[2]] if ":" in pair else []
+        if name.lower() == "cookie":
+            found += [part.partition("=")[2].strip() for part in value.split(";")]
     return found
+
+
+def forms_of(secret: str) -> set[str]:
+    """The forms in which *secret* may come back: as it is, percent-encoded (either hex case, ``+`` for
+    space), JSON- and ``repr``-escaped (once or twice), and, for a long secret, its base64 at each of the three offsets
+    (the characters of an encoding that depend on the secret's bytes alone, in both alphabets)."""
+    found = {secret}
+    for encoded in (quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret, safe="")):
+        found |= {encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)}
+    escaped = {secret}
+    for _ in range(2):  # JSON or repr escaping, twice (the repr in a log line of a JSON text)
+        for text in list(escaped):
+            backslashed = text.replace("\\", "\\\\")
+            escaped |= {backslashed, backslashed.replace('"', '\\"'), backslashed.replace("'", "\\'")}
+            escaped |= {backslashed.replace('"', '\\"').replace("/", "\\/")}
+    found |= escaped
+    if len(secret) >= _BASE64_FORMS_FROM:
+        raw = secret.encode("utf-8")
+        for offset in range(3):
+            encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
+            core = encoded[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
+            found |= {core, core.replace("+", "-").replace("/", "_")}
+    return {form for form in found if len(form) >= _MIN_SECRET}
 
 
 class Scrubber:
     """Replaces every occurrence of each secret with ``***``."""
 
-    __slots__ = ("__weakref__", "_secrets")
+    __slots__ = ("__weakref__", "_secrets", "_wrapped")
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        unique = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}
+        given = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}
+        unique = set().union(*(forms_of(s) for s in given)) if given else set()
         self._secrets = tuple(sorted(unique, key=len, reverse=True))  # longest first: no half-masked key
+        # each secret with a line break (and the spaces around it) allowed between any two characters
+        gap = r"(?:[ \t]*(?:\r\n|\n|\r)[ \t]*)?"
+        self._wrapped = [re.compile(gap.join(map(re.escape, s))) for s in sorted(given, key=len, reverse=True)]
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -86,6 +160,10 @@ class Scrubber:
                 if secret in text:
                     text = text.replace(secret, MASK)
                     found = True
+            if ("\n" in text or "\r" in text) and self._wrapped:
+                for pattern in self._wrapped:
+                    text, count = pattern.subn(MASK, text)
+                    found = found or count > 0
             if not found:
                 break
         return text
@@ -129,10 +207,13 @@ class Scrubber:
         """How many final characters of ``text`` could begin a secret (to hold until more text comes)."""
         best = 0
         for secret in self._secrets:
-            for n in range(min(len(secret) - 1, len(text)), best, -1):
-                if text.endswith(secret[:n]):
-                    best = n
+            first = secret[0]  # only where the secret's first character is can a prefix of it start
+            i = text.find(first, max(0, len(text) - len(secret) + 1))
+            while i != -1 and len(text) - i > best:
+                if secret.startswith(text[i:]):
+                    best = len(text) - i
                     break
+                i = text.find(first, i + 1)
         return best
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "is_source",
     "resolve_api_key",
     "resolve_base_url",
+    "shown_url",
 ]
 
 
@@ -259,6 +260,15 @@ def check_secret(value: Any, where: str, spaces: bool = False) -> str:
     return value
 
 
+def shown_url(value: str) -> str:
+    """*value* (a URL a caller gave) as an error message may show it: without its query string or fragment,
+    and with anything up to an ``@`` (user info, however malformed the URL around it) shown as ``***``."""
+    text = value.split("?", 1)[0].split("#", 1)[0]
+    if "@" in text:
+        text = "***@" + text.rsplit("@", 1)[1]
+    return text[:200]
+
+
 _NAMED = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}
 
 
@@ -290,7 +300,7 @@ def _ollama_host(value: str) -> str:
         parts = urlsplit(f"{scheme}://{rest}")
         port = parts.port or default_port
     except ValueError:
-        raise ModuleConfigError(f"OLLAMA_HOST={value!r} is not host[:port] or a URL") from None
+        raise ModuleConfigError(f"OLLAMA_HOST={shown_url(value)!r} is not host[:port] or a URL") from None
     host = parts.hostname or "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"  # IPv6
