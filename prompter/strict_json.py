@@ -18,18 +18,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["NotJSONError", "strict_loads"]
+__all__ = ["NotJSONError", "no_constant", "strict_loads", "unique_pairs"]
 
 
 class NotJSONError(ValueError):
     """Text Python's ``json`` reads that is no JSON: NaN or Infinity, or an object giving a key twice."""
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
+    """``json.loads``'s ``parse_constant``: NaN, Infinity and -Infinity are refused."""
     raise NotJSONError(f"{name} is not a JSON value; send a number or a string")
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: an object giving a key twice is refused."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -40,4 +42,4 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def strict_loads(text: str) -> Any:
     """``json.loads(text)``, refusing what JSON has no meaning for (:class:`NotJSONError`)."""
-    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
+    return json.loads(text, parse_constant=no_constant, object_pairs_hook=unique_pairs)

@@ -15,6 +15,7 @@ from itertools import accumulate
 from typing import Any
 
 from modules.server.limits import MAX_NESTING
+from prompter.strict_json import NotJSONError, no_constant, unique_pairs
 
 __all__ = ["JSONProblem", "check_nesting", "lone_surrogate", "nesting", "strict_loads"]
 
@@ -50,10 +51,6 @@ def check_nesting(raw: bytes | str, where: str) -> None:
         )
 
 
-def _no_constant(name: str) -> Any:
-    raise JSONProblem(f"{name} is not JSON; send a number or null")
-
-
 def _finite(text: str) -> float:
     value = float(text)
     if math.isinf(value):
@@ -69,15 +66,6 @@ def _integer(text: str) -> int:
     if digits > _MAX_INT_DIGITS:
         raise JSONProblem(f"an integer of {digits} digits is too long (at most {_MAX_INT_DIGITS})")
     return int(text)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise JSONProblem(f"the key {key[:100]!r} appears twice in one object")
-        out[key] = value
-    return out
 
 
 def strict_loads(raw: bytes | str, where: str = "body") -> Any:
@@ -98,14 +86,14 @@ def strict_loads(raw: bytes | str, where: str = "body") -> Any:
     try:
         return json.loads(
             text,
-            parse_constant=_no_constant,
+            parse_constant=no_constant,
             parse_float=_finite,
             parse_int=_integer,
-            object_pairs_hook=_no_duplicates,
+            object_pairs_hook=unique_pairs,
         )
     except json.JSONDecodeError as exc:
         raise JSONProblem(f"invalid JSON {where}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except JSONProblem as exc:
+    except (JSONProblem, NotJSONError) as exc:  # NaN or Infinity, a key given twice, a number too long
         raise JSONProblem(f"invalid JSON {where}: {exc}") from None
     except (ValueError, RecursionError) as exc:  # anything else json raises: still a 400 in words
         raise JSONProblem(f"invalid JSON {where}: {str(exc)[:200] or type(exc).__name__}") from None
