@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_trainable_hf_cache import hub_cache  # noqa: F401 - fixture (the tiny model as acme/tiny-chat)
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
 from modules import ModuleConfigError
@@ -67,18 +68,8 @@ def test_a_hugging_face_id_not_in_the_cache_names_hf_download(empty_hub: Path) -
 
 
 def test_a_cached_model_id_still_loads_when_a_folder_named_like_its_org_is_in_the_working_directory(
-    tmp_path: Path, tiny_model_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    hub_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
 ) -> None:
-    import shutil
-
-    import huggingface_hub.constants
-
-    repo = tmp_path / "hub" / "models--acme--tiny-chat"
-    shutil.copytree(tiny_model_path, repo / "snapshots" / "0123abcd")
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("0123abcd")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     (tmp_path / "work" / "acme").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "work")
     assert len(TrainableModule("acme/tiny-chat").build_request("hi").input_ids) > 0
