@@ -14,8 +14,9 @@ Raise ``OnlineChatModule(async_workers=...)`` when the server takes more
 requests at once (each call holds a thread for as long as the model thinks).
 
 Cancelling an awaiting task does not interrupt the
-call already running on its thread: that call ends within its timeout and its
-result is dropped (a stream is closed at its next step).
+attempt already running on its thread: that attempt ends within its timeout and its
+result is dropped. It does stop what would follow: an ``OnlineChatModule`` call sends no
+retry after its task was cancelled (:mod:`modules.online.calls`).
 """
 
 from __future__ import annotations
@@ -59,12 +60,22 @@ class AsyncRunner:
         return self
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await self.job(functools.partial(function, *args, **kwargs))
+
+    async def job(self, function: Callable[[], T], cancelled: threading.Event | None = None) -> T:
+        """``function()`` on the pool; *cancelled* is set when the awaiting task is cancelled, so that
+        the job, still running on its thread, can stop before its next step (a retry, say)."""
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="prompter-async")
             pool = self._pool
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(pool, functools.partial(function, *args, **kwargs))
+        try:
+            return await loop.run_in_executor(pool, function)
+        except asyncio.CancelledError:
+            if cancelled is not None:
+                cancelled.set()
+            raise
 
     def close(self) -> None:
         """Stop the threads (after the jobs already running)."""
@@ -75,13 +86,16 @@ class AsyncRunner:
 
 
 class AsyncChatStream:
-    """``async for piece in stream``; afterwards ``text``, ``tool_calls``, ``finish_reason`` and ``response``
-    as on :class:`~modules.online.response.OnlineChatStream`. ``async with`` (or ``await aclose()``)
+    """``async for piece in stream``; afterwards ``text``, ``tool_calls``, ``finish_reason``, ``message`` and
+    ``response`` as on :class:`~modules.online.response.OnlineChatStream`. ``async with`` (or ``await aclose()``)
     releases the connection when you stop early."""
 
-    def __init__(self, runner: AsyncRunner, opened: Callable[[], ChatStream]) -> None:
+    def __init__(
+        self, runner: AsyncRunner, opened: Callable[[], ChatStream], cancelled: threading.Event | None = None
+    ) -> None:
         self._runner = runner
         self._open = opened
+        self._cancelled = cancelled  # set when a task awaiting the opening is cancelled
         self._stream: ChatStream | None = None
         # One step at a time on the stream: a cancelled task's step keeps running on its thread,
         # and closing the stream meanwhile would raise "generator already executing".
@@ -89,7 +103,7 @@ class AsyncChatStream:
 
     async def _opened(self) -> ChatStream:
         if self._stream is None:
-            self._stream = await self._runner.run(self._open)
+            self._stream = await self._runner.job(self._open, self._cancelled)
         return self._stream
 
     def __aiter__(self) -> AsyncChatStream:
@@ -133,6 +147,11 @@ class AsyncChatStream:
     @property
     def finish_reason(self) -> str | None:
         return None if self._stream is None else self._stream.finish_reason
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The assistant turn so far, as :attr:`ChatStream.message <modules.base.ChatStream.message>`."""
+        return {"role": "assistant", "content": ""} if self._stream is None else self._stream.message
 
     @property
     def response(self) -> Response | None:

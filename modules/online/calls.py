@@ -12,13 +12,17 @@ stays one concept; the methods here only compose the module's own steps:
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from modules.base import ModuleInput
+from modules.base import AssistantMessage, ModuleInput
 from modules.online.aio import AsyncCalls, AsyncChatStream
 from modules.online.config import Timeout, check_headers
 from modules.online.response import OnlineChatStream, Response, StreamEnd
@@ -59,6 +63,19 @@ class Calls(AsyncCalls):
         end = StreamEnd()
         return OnlineChatStream(m._stream(m.build_request(input, history, tools, **generation), end), end)
 
+    async def acall(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> str | AssistantMessage:
+        """``await m.acall(...)``: ``m(...)``, run off the event loop; a cancelled task sends no retry."""
+        m, cancelled = _module(self), threading.Event()
+        call = functools.partial(m._until_cancelled(cancelled).__call__, input, history, tools, **generation)
+        answer: str | AssistantMessage = await m._async.job(call, cancelled)
+        return answer
+
     async def arespond(
         self,
         input: ModuleInput = "",
@@ -66,9 +83,10 @@ class Calls(AsyncCalls):
         tools: Sequence[Mapping[str, Any]] | None = None,
         **generation: Any,
     ) -> Response:
-        """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
-        m = _module(self)
-        response: Response = await m._async.run(m.respond, input, history, tools, **generation)
+        """``await m.arespond(...)``: :meth:`respond`, run off the event loop; a cancelled task sends no retry."""
+        m, cancelled = _module(self), threading.Event()
+        call = functools.partial(m._until_cancelled(cancelled).respond, input, history, tools, **generation)
+        response: Response = await m._async.job(call, cancelled)
         return response
 
     def astream(
@@ -80,13 +98,21 @@ class Calls(AsyncCalls):
     ) -> AsyncChatStream:
         """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop
         (the arguments are checked here, at once; the request is sent at the first step)."""
-        m = _module(self)
+        m, cancelled = _module(self), threading.Event()
         request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
-        return AsyncChatStream(m._async, lambda: m._open_stream(request))
+        return AsyncChatStream(m._async, lambda: m._until_cancelled(cancelled)._open_stream(request), cancelled)
 
     def _open_stream(self, request: Any) -> OnlineChatStream:
         end = StreamEnd()
         return OnlineChatStream(_module(self)._stream(request, end), end)
+
+    def _until_cancelled(self: C, cancelled: threading.Event) -> C:
+        """A handle whose retries stop once *cancelled* is set (the awaiting task was cancelled): the
+        wait before a retry ends early, and no further attempt is sent."""
+        m = _module(self)
+        twin = copy.copy(m)
+        twin.retry = replace(m.retry, sleep=_sleep_unless(cancelled, m.retry.sleep))
+        return cast("C", twin)
 
     def with_options(
         self: C,
@@ -111,6 +137,20 @@ class Calls(AsyncCalls):
             twin._scrubber = Scrubber([*([key.reveal()] if key else []), *secrets_of_headers(twin._headers)])
             mask_library_logs(twin._scrubber)
         return cast("C", twin)
+
+
+def _sleep_unless(cancelled: threading.Event, sleep: Callable[[float], object]) -> Callable[[float], None]:
+    """*sleep*, cut short by *cancelled* (when it is ``time.sleep``), then raising if *cancelled* is set."""
+
+    def wait(seconds: float) -> None:
+        if sleep is time.sleep:
+            cancelled.wait(seconds)
+        elif not cancelled.is_set():
+            sleep(seconds)  # an injected sleep (a test's clock) is kept
+        if cancelled.is_set():
+            raise asyncio.CancelledError("the awaiting task was cancelled: no retry is sent")
+
+    return wait
 
 
 def _module(calls: Calls) -> Any:
