@@ -40,6 +40,7 @@ __all__ = ["ASYNC_WORKERS", "AsyncCalls", "AsyncChatStream", "AsyncRunner"]
 ASYNC_WORKERS = 64
 
 T = TypeVar("T")
+A = TypeVar("A", bound="AsyncCalls")
 _END = object()
 
 
@@ -189,7 +190,15 @@ class AsyncCalls:
         **generation: Any,
     ) -> Response:
         """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
-        return await self._async_runner().run(self.respond, input, history, tools, **generation)
+        cancelled = threading.Event()
+        call = functools.partial(self._for_task(cancelled).respond, input, history, tools, **generation)
+        response: Response = await self._async_runner().job(call, cancelled)
+        return response
+
+    def _for_task(self: A, cancelled: threading.Event) -> A:
+        """The handle an async call's work runs on, *cancelled* being set once its task is cancelled: this
+        one; a module whose calls wait and retry gives one that stops retrying then (OnlineChatModule)."""
+        return self
 
     def _async_runner(self) -> AsyncRunner:
         runner = getattr(self, "_async", None)
@@ -212,8 +221,11 @@ class AsyncCalls:
         **generation: Any,
     ) -> str | AssistantMessage:
         """``await m.acall(...)``: the call of ``m(...)``, run off the event loop."""
-        module = cast("ModuleBase[Any]", self)
-        return await self._async_runner().run(module.__call__, input, history, tools, **generation)
+        cancelled = threading.Event()
+        module = cast("ModuleBase[Any]", self._for_task(cancelled))
+        call = functools.partial(module.__call__, input, history, tools, **generation)
+        answer: str | AssistantMessage = await self._async_runner().job(call, cancelled)
+        return answer
 
     def astream(
         self,

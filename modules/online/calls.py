@@ -5,8 +5,8 @@ stays one concept; the methods here only compose the module's own steps:
 
 - :meth:`Calls.respond` / ``stream(...).response``: the whole
   :class:`~modules.online.response.Response`;
-- :meth:`Calls.acall`, :meth:`Calls.arespond`, :meth:`Calls.astream`: the same, run off the
-  event loop (:mod:`modules.online.aio`);
+- ``acall``, ``arespond`` (:class:`~modules.online.aio.AsyncCalls`) and :meth:`Calls.astream`: the same,
+  run off the event loop, on a handle whose retries stop once the task is cancelled (:meth:`Calls._for_task`);
 - :meth:`Calls.with_options`: a handle with another timeout, retry count or headers.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +21,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from modules.base import AssistantMessage, ModuleInput
+from modules.base import ModuleInput
 from modules.online.aio import AsyncCalls, AsyncChatStream
 from modules.online.config import Timeout, check_headers
 from modules.online.response import OnlineChatStream, Response, StreamEnd
@@ -63,32 +62,6 @@ class Calls(AsyncCalls):
         end = StreamEnd()
         return OnlineChatStream(m._stream(m.build_request(input, history, tools, **generation), end), end)
 
-    async def acall(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> str | AssistantMessage:
-        """``await m.acall(...)``: ``m(...)``, run off the event loop; a cancelled task sends no retry."""
-        m, cancelled = _module(self), threading.Event()
-        call = functools.partial(m._until_cancelled(cancelled).__call__, input, history, tools, **generation)
-        answer: str | AssistantMessage = await m._async.job(call, cancelled)
-        return answer
-
-    async def arespond(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> Response:
-        """``await m.arespond(...)``: :meth:`respond`, run off the event loop; a cancelled task sends no retry."""
-        m, cancelled = _module(self), threading.Event()
-        call = functools.partial(m._until_cancelled(cancelled).respond, input, history, tools, **generation)
-        response: Response = await m._async.job(call, cancelled)
-        return response
-
     def astream(
         self,
         input: ModuleInput = "",
@@ -100,13 +73,13 @@ class Calls(AsyncCalls):
         (the arguments are checked here, at once; the request is sent at the first step)."""
         m, cancelled = _module(self), threading.Event()
         request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
-        return AsyncChatStream(m._async, lambda: m._until_cancelled(cancelled)._open_stream(request), cancelled)
+        return AsyncChatStream(m._async, lambda: m._for_task(cancelled)._open_stream(request), cancelled)
 
     def _open_stream(self, request: Any) -> OnlineChatStream:
         end = StreamEnd()
         return OnlineChatStream(_module(self)._stream(request, end), end)
 
-    def _until_cancelled(self: C, cancelled: threading.Event) -> C:
+    def _for_task(self: C, cancelled: threading.Event) -> C:
         """A handle whose retries stop once *cancelled* is set (the awaiting task was cancelled): the
         wait before a retry ends early, and no further attempt is sent."""
         m = _module(self)
