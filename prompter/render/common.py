@@ -61,7 +61,11 @@ def check_json_values(conv: Conversation) -> None:
             strict_loads(conv.tools.json)
         except NotJSONError as exc:
             raise ToolsError(f"tools: {exc}") from None
-    for where, message in conversation_messages(conv):
+    # only messages with tool calls: pairs carry none, and the current turn's messages are conv.current
+    located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if isinstance(m, Message) and m.tool_calls]
+    several = len(conv.current) > 1
+    located += [(f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current) if m.tool_calls]
+    for where, message in located:
         for k, call in enumerate(message.tool_calls):
             try:
                 strict_loads(call.arguments_json or "{}")
