@@ -10,7 +10,10 @@ processes: :meth:`job` renders a sample's prompt(s) into a plain, picklable dict
 * :class:`PPLInferencer`: one candidate prompt per label; the prediction is the label
   whose continuation has the lowest mean token loss. The continuation is what
   follows the template's ``sep_token`` when it has one, else what follows the
-  candidates' common beginning.
+  candidates' common beginning, moved back to where the word they differ in begins.
+  In compat mode each candidate's whole text is scored, as OpenCompass scores it;
+  ``normalizing_str`` (both modes) scores the answer after the first ``sep_token``
+  less the same answer after ``normalizing_str``, as OpenCompass does.
 
 Any module works for Gen: a local module is given the raw text (``prepare_text``),
 any other is called with it. PPL needs a module with ``score(pairs)``
@@ -164,19 +167,34 @@ class GenInferencer:
 
 
 class PPLInferencer:
-    """Perplexity: the label whose continuation the model finds likeliest (see the module docstring)."""
+    """Perplexity: the label whose candidate the model finds likeliest (see the module docstring)."""
 
     def __init__(
         self,
         labels: Sequence[Hashable] | None = None,
         batch_size: int = 8,
+        normalizing_str: str | None = None,
         type: object = None,  # noqa: A002 - the key of a pasted config block
         **_ignored: Any,
     ) -> None:
         check_config_type(type, "PPLInferencer")
-        _check_options("PPLInferencer", _ignored, ("labels",))
+        _check_options("PPLInferencer", _ignored, ("labels", "normalizing_str"))
+        if normalizing_str is not None and not isinstance(normalizing_str, str):
+            raise ModuleConfigError(f"normalizing_str: expected a string or None, got {normalizing_str!r}")
         self.labels = None if labels is None else list(labels)
         self.batch_size = batch_size
+        self.normalizing_str = normalizing_str
+
+    def _sep(self, prompts: Prompts) -> tuple[str | None, bool]:
+        """The template's ``sep_token``, and whether the candidates keep it (OpenCompass: only to normalize)."""
+        template = prompts.prompt_template or prompts.ice_template
+        sep = template.sep_token if template is not None else None
+        if self.normalizing_str is not None and sep is None:
+            raise ModuleConfigError(
+                "normalizing_str: the template has no sep_token to split the context from the answer at; "
+                "give the PromptTemplate sep_token='</S>' and put '</S>' where the answer begins"
+            )
+        return sep, self.normalizing_str is not None or (sep is not None and not _whole(prompts))
 
     def job(
         self,
@@ -189,8 +207,7 @@ class PPLInferencer:
         """Every label's candidate prompt of one sample, each split into context and continuation."""
         r = prompts.retriever
         ice = r.generate_ice(ice_ids, prompts.ice_template)
-        template = prompts.prompt_template or prompts.ice_template
-        sep = template.sep_token if template is not None else None
+        sep, keep = self._sep(prompts)
         texts = []
         for label in labels:
             prompt = r.generate_label_prompt(
@@ -199,19 +216,34 @@ class PPLInferencer:
                 label,
                 ice_template=prompts.ice_template,
                 prompt_template=prompts.prompt_template,
-                remain_sep=sep is not None,
+                remain_sep=keep,
             )
             texts.append(_text(prompts.meta.parse(prompt, mode="ppl")))
-        pairs = _split(texts, sep)
-        gold = entry.get(r.output_column) if r.output_column else None
-        return {
+        return self._record(prompts, index, entry, labels, texts, sep)
+
+    def _record(  # noqa: PLR0913 - one sample's parts
+        self, prompts: Prompts, index: int, entry: Mapping[str, Any], labels: Sequence[Hashable], texts: list[str],
+        sep: str | None,
+    ) -> dict[str, Any]:  # fmt: skip
+        r = prompts.retriever
+        norm = self.normalizing_str
+        if norm is not None:
+            pairs = [_at_sep(t, sep or "", strict=True) for t in texts]
+        elif _whole(prompts):
+            pairs = [("", t) for t in texts]  # OpenCompass scores each candidate's whole text
+        else:
+            pairs = _split(texts, sep)
+        job = {
             "index": index,
             "kind": "ppl",
             "labels": [str(label) for label in labels],
             "origin_prompt": [c + t for c, t in pairs],
             "pairs": pairs,
-            "gold": gold,
+            "gold": entry.get(r.output_column) if r.output_column else None,
         }
+        if norm is not None:
+            job["norm_pairs"] = [(norm, answer) for _, answer in pairs]
+        return job
 
     def jobs(
         self,
@@ -221,28 +253,16 @@ class PPLInferencer:
         labels: Sequence[Hashable],
     ) -> list[dict[str, Any]]:
         """Every sample's :meth:`job`, each label's candidates rendered as a batch (the same text)."""
-        r = prompts.retriever
-        template = prompts.prompt_template or prompts.ice_template
-        sep = template.sep_token if template is not None else None
+        sep, keep = self._sep(prompts)
         try:
-            by_label = self._by_label(prompts, tests, ice_ids, labels, sep)
+            by_label = self._by_label(prompts, tests, ice_ids, labels, keep)
         except Exception:  # noqa: BLE001 - label by label, the first error met may not be the per-sample one
             # the per-sample loop meets the samples in order and raises the error it raises
             return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
-        out = []
-        for i, entry in enumerate(tests):
-            pairs = _split([_text(texts[i]) for texts in by_label], sep)
-            out.append(
-                {
-                    "index": i,
-                    "kind": "ppl",
-                    "labels": [str(label) for label in labels],
-                    "origin_prompt": [c + t for c, t in pairs],
-                    "pairs": pairs,
-                    "gold": entry.get(r.output_column) if r.output_column else None,
-                }
-            )
-        return out
+        return [
+            self._record(prompts, i, entry, labels, [_text(texts[i]) for texts in by_label], sep)
+            for i, entry in enumerate(tests)
+        ]
 
     @staticmethod
     def _by_label(
@@ -250,7 +270,7 @@ class PPLInferencer:
         tests: Sequence[Mapping[str, Any]],
         ice_ids: Sequence[Sequence[int]],
         labels: Sequence[Hashable],
-        sep: str | None,
+        keep_sep: bool,
     ) -> list[list[str]]:
         r = prompts.retriever
         return [
@@ -262,13 +282,13 @@ class PPLInferencer:
                 ice_template=prompts.ice_template,
                 prompt_template=prompts.prompt_template,
                 ice_ids=ice_ids,
-                remain_sep=sep is not None,
+                remain_sep=keep_sep,
             )
             for label in labels
         ]
 
     def answer(self, module: Any, job: Mapping[str, Any]) -> dict[str, Any]:
-        """Score one job's candidates together; the record written to the predictions file."""
+        """Score one job's candidates together (and their answers after ``normalizing_str``); the record."""
         score = getattr(module, "score", None)
         if score is None:
             raise ModuleConfigError(
@@ -276,25 +296,47 @@ class PPLInferencer:
                 "such as TrainableModule, or OnlineChatModule on a server with /completions logprobs"
             )
         pairs = [tuple(p) for p in job["pairs"]]
-        losses = score(pairs, batch_size=max(len(pairs), 1))
+        norm = [tuple(p) for p in job.get("norm_pairs", ())]
+        losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1))
+        if norm:
+            losses = [a - b for a, b in zip(losses[: len(pairs)], losses[len(pairs) :], strict=True)]
         best = min(range(len(losses)), key=lambda i: (losses[i], i))
-        record = {k: v for k, v in job.items() if k != "pairs"}
+        record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs")}
         record["label_losses"] = dict(zip(job["labels"], (round(x, 6) for x in losses), strict=True))
         record["prediction"] = job["labels"][best]
         return record
 
 
+def _whole(prompts: Prompts) -> bool:
+    """Whether candidates are scored whole, as OpenCompass scores them without ``normalizing_str``: in compat mode."""
+    template = prompts.prompt_template or prompts.ice_template
+    return (template.compat if template is not None else None) is not None or prompts.retriever.compat is not None
+
+
+def _at_sep(text: str, sep: str, *, strict: bool = False) -> tuple[str, str]:
+    """OpenCompass's split: the context up to the first ``sep``, the answer after it with every ``sep`` removed."""
+    at = text.find(sep) if sep else -1
+    if at < 0:
+        if strict:
+            raise ModuleConfigError(
+                f"normalizing_str: a PPL candidate has no sep_token {sep!r} to split at ({text[:80]!r}...); "
+                "put the sep_token in every label's template where the answer begins"
+            )
+        return "", text
+    return text[:at], text[at:].replace(sep, "")
+
+
 def _split(texts: list[str], sep: str | None) -> list[tuple[str, str]]:
+    """Context and continuation: at ``sep``, else after the candidates' common beginning, never inside a word."""
     if sep is not None:
-        out = []
-        for text in texts:
-            context, found, continuation = text.rpartition(sep)
-            out.append((context, continuation) if found else ("", text))
-        return out
+        return [_at_sep(text, sep) for text in texts]
     prefix = os.path.commonprefix(texts) if len(texts) > 1 else ""
-    if any(len(t) == len(prefix) for t in texts):
-        prefix = ""  # one candidate is the beginning of another: score the whole texts
-    return [(prefix, t[len(prefix) :]) for t in texts]
+    cut = len(prefix)
+    if any(len(t) == cut for t in texts):
+        cut = 0  # one candidate is the beginning of another: score the whole texts
+    elif cut and not prefix[-1].isspace() and any(not t[cut].isspace() for t in texts):
+        cut = len(prefix) - len(prefix.split()[-1])  # back to where the word the candidates differ in begins
+    return [(t[:cut], t[cut:]) for t in texts]
 
 
 class MultiTurnGenInferencer:

@@ -2,7 +2,8 @@
 
 A dataset config names its samples (``path``, and ``index_path`` for the examples
 retrievers choose from; the test samples themselves by default), what the reader
-takes (``reader_cfg``: ``input_columns``, ``output_column``) and how prompts are
+takes (``reader_cfg``: ``input_columns``, ``output_column``, ``train_range`` and
+``test_range`` as OpenCompass reads them) and how prompts are
 made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
 ``inferencer``, each a ``dict(type=...)``). A model config names the module
 (``type="TrainableModule"`` with its ``path``, or ``"OnlineChatModule"``) and its
@@ -20,6 +21,8 @@ made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
 from __future__ import annotations
 
 import difflib
+import random
+import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +72,57 @@ class Plan:
         ]
 
 
+READER_KEYS = ("input_columns", "output_column", "train_range", "test_range")
+READER_UNUSED = ("input_template", "output_template", "train_split", "test_split")
+"""``reader_cfg`` keys used, and OpenCompass's that are accepted with no effect on a file's samples."""
+
+
+def _reader(cfg: Any) -> dict[str, Any]:
+    """``reader_cfg`` checked: a misspelt key would drop the output column and leak the answer into the prompt."""
+    if cfg is not None and not isinstance(cfg, Mapping):
+        raise ModuleConfigError(f"reader_cfg: expected a dict, got {type(cfg).__name__}")
+    reader = dict(cfg or {})
+    unknown = sorted(map(str, set(reader) - {*READER_KEYS, *READER_UNUSED}))
+    if unknown:
+        hints = [f"{c[0]!r} for {k!r}" for k in unknown if (c := difflib.get_close_matches(k, READER_KEYS, 1))]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise ModuleConfigError(f"reader_cfg: unknown key(s) {unknown}{hint}; a reader_cfg has {list(READER_KEYS)}")
+    columns = reader.get("input_columns")
+    if isinstance(columns, str):
+        reader["input_columns"] = columns.split()  # OpenCompass's reader reads a string as space-separated names
+    return reader
+
+
+_SLICE = re.compile(r"\[\s*(-?\d*)\s*:\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?\]")
+
+
+def _partial(samples: list[dict[str, Any]], size: Any, where: str) -> list[dict[str, Any]]:
+    """OpenCompass's ``load_partial_dataset``: a number draws that many (a fraction: that share) with
+    ``random.Random(size)``; ``"[a:b]"`` takes that slice."""
+    if size is None:
+        return samples
+    if isinstance(size, str):
+        match = _SLICE.fullmatch(size.strip())
+        if match is None:
+            raise ModuleConfigError(f"reader_cfg[{where!r}]: expected a slice such as '[:100]', got {size!r}")
+        start, stop, step = (int(x) if x else None for x in match.groups())
+        if step == 0:
+            raise ModuleConfigError(f"reader_cfg[{where!r}]: a slice step cannot be 0 ({size!r})")
+        return samples[start:stop:step]
+    if isinstance(size, bool) or not isinstance(size, (int, float)):
+        raise ModuleConfigError(f"reader_cfg[{where!r}]: expected a number or a slice string, got {size!r}")
+    total = len(samples)
+    if size >= total or size <= 0:
+        return samples
+    if size < 1:
+        size = int(size * total)
+    if not isinstance(size, int):
+        raise ModuleConfigError(f"reader_cfg[{where!r}]: a number of samples >= 1 is a whole number, got {size!r}")
+    order = list(range(total))
+    random.Random(size).shuffle(order)
+    return [samples[i] for i in order[:size]]
+
+
 def _samples(value: Any, base: Path, where: str) -> list[dict[str, Any]]:
     if isinstance(value, (str, Path)) and not str(value).startswith("hf:") and not Path(value).is_absolute():
         value = base / value
@@ -95,11 +149,13 @@ def plan(
         raise ModuleConfigError(f"dataset: expected a dict config, got {type(dataset).__name__}")
     if "path" not in dataset:
         raise ModuleConfigError("dataset: no 'path' (a .jsonl/.json/.csv file, or a list of samples)")
-    samples = _samples(dataset["path"], base, "dataset['path']")
+    reader = _reader(dataset.get("reader_cfg"))
+    whole = _samples(dataset["path"], base, "dataset['path']")
+    samples = _partial(whole, reader.get("test_range"), "test_range")
     # the examples come from the whole dataset: a limit shows the first samples as the full run renders them
-    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else samples
+    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else whole
+    index = _partial(index, reader.get("train_range"), "train_range")
     tests = samples if limit is None else samples[:limit]
-    reader = dict(dataset.get("reader_cfg") or {})
     output_column = reader.get("output_column")
     infer = dict(dataset.get("infer_cfg") or {})
     known = ("ice_template", "prompt_template", "retriever", "inferencer")

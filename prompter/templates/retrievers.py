@@ -14,7 +14,8 @@ template's ``ice_token`` is.
 * :class:`RandomRetriever`: ``ice_num`` distinct examples per sample, seeded; the
   indices equal OpenCompass's (numpy's legacy ``seed`` + ``choice``): numpy draws them
   when it is installed, else the same generator in Python;
-* :class:`BM25Retriever`: the ``ice_num`` examples most similar to the sample (Okapi BM25).
+* :class:`BM25Retriever`: the ``ice_num`` examples most similar to the sample (Okapi BM25), the
+  examples OpenCompass's ``BM25Retriever`` chooses for the same words, found through an inverted index.
 
 >>> from prompter.templates import PromptTemplate
 >>> index = [{"q": "1+1", "a": "2"}, {"q": "2+2", "a": "4"}]
@@ -29,6 +30,7 @@ mirror OpenCompass's template-selection rules; splitting them would scatter one 
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import math
 import re
@@ -78,6 +80,8 @@ class BaseRetriever:
         self.ice_eos_token = ice_eos_token
         self.ice_num = ice_num
         self.output_column = output_column
+        if isinstance(input_columns, str):
+            input_columns = input_columns.split()  # OpenCompass's reader: a string is space-separated names
         self.input_columns = None if input_columns is None else list(input_columns)
         self.compat = check_compat(compat)
         # (examples, template id) -> (template, the examples as they were, the ice written from them)
@@ -348,6 +352,12 @@ class BM25Retriever(BaseRetriever):
 
     Texts are the sample's ``input_columns`` joined with spaces (all columns but the
     output column when not given), split into words and punctuation, lower-cased.
+    Scores are ``rank_bm25.BM25Okapi``'s to the bit (the same operations in the same
+    order) and the ranking is OpenCompass's ``np.argsort(scores)[::-1]``. Each sample
+    costs the examples that share a word with it (an inverted index), not the whole
+    index; only when equal scores decide the choice is the whole score array sorted
+    as upstream sorts it (by numpy when it is installed, whose order of equal scores
+    depends on its sort; without numpy, the later example first).
     """
 
     k1 = 1.5
@@ -356,39 +366,76 @@ class BM25Retriever(BaseRetriever):
 
     def __init__(self, index: Sequence[Entry] = (), **options: Any) -> None:
         super().__init__(index, **options)
-        self._docs = [Counter(self._words(e)) for e in self.index]
-        self._lengths = [sum(d.values()) for d in self._docs]
-        self._avg = sum(self._lengths) / len(self._lengths) if self._lengths else 0.0
+        docs = [Counter(self._words(e)) for e in self.index]  # each word's count, in first-seen order
+        lengths = [sum(d.values()) for d in docs]
+        self._avg = sum(lengths) / len(lengths) if lengths else 0.0
         frequency: Counter[str] = Counter()
-        for doc in self._docs:
+        for doc in docs:
             frequency.update(doc.keys())
-        n = len(self._docs)
+        n = len(docs)
         idf = {w: math.log(n - f + 0.5) - math.log(f + 0.5) for w, f in frequency.items()}
         floor = self.epsilon * (sum(idf.values()) / len(idf)) if idf else 0.0
         self._idf = {w: (v if v >= 0 else floor) for w, v in idf.items()}
+        # word -> (example, the word's term in that example's score), the term computed as rank_bm25 computes it
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        for i, (doc, length) in enumerate(zip(docs, lengths, strict=True)):
+            norm = self.k1 * (1 - self.b + self.b * length / self._avg) if self._avg else 0.0
+            for w, tf in doc.items():
+                self._postings.setdefault(w, []).append((i, self._idf[w] * (tf * (self.k1 + 1) / (tf + norm))))
 
     def _words(self, entry: Entry) -> list[str]:
         columns = self.input_columns or [k for k in entry if k != self.output_column]
         text = " ".join(str(entry.get(c, "")) for c in columns)
         return [w.lower() for w in _WORD.findall(text)]
 
-    def scores(self, entry: Entry) -> list[float]:
-        """The BM25 score of every example of the index for ``entry``."""
-        query = self._words(entry)
-        out = []
-        for doc, length in zip(self._docs, self._lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / self._avg) if self._avg else self.k1
-            out.append(sum(self._idf.get(w, 0.0) * doc[w] * (self.k1 + 1) / (doc[w] + norm) for w in query if w in doc))
+    def _sparse_scores(self, query: Sequence[str]) -> dict[int, float]:
+        """The scores of the examples sharing a word with *query*; every other example scores 0.0.
+
+        Each score adds its terms in the query's order (repeated words again), as
+        ``BM25Okapi.get_scores`` does; the terms it adds for absent words are zeros.
+        """
+        acc: dict[int, float] = {}
+        for w in query:
+            for i, term in self._postings.get(w, ()):
+                acc[i] = acc.get(i, 0.0) + term
+        return acc
+
+    def _full_scores(self, query: Sequence[str], sparse: Mapping[int, float]) -> list[float]:
+        # with every example empty, upstream's average length is 0 and each word's terms are 0/0: NaN
+        fill = math.nan if query and not self._avg else 0.0
+        out = [fill] * len(self.index)
+        for i, score in sparse.items():
+            out[i] = score
         return out
 
+    def scores(self, entry: Entry) -> list[float]:
+        """The BM25 score of every example of the index for ``entry`` (``BM25Okapi.get_scores``)."""
+        query = self._words(entry)
+        return self._full_scores(query, self._sparse_scores(query))
+
     def retrieve(self, tests: Sequence[Entry]) -> list[list[int]]:
-        out = []
-        for test in tests:
-            scores = self.scores(test)
-            # highest first; ties keep the later example first, as a reversed stable argsort does
-            order = sorted(range(len(scores)), key=lambda i: (scores[i], i), reverse=True)
-            out.append(order[: self.ice_num])
-        return out
+        return [self._top(self._words(test)) for test in tests]
+
+    def _top(self, query: Sequence[str]) -> list[int]:
+        n = len(self.index)
+        k = min(self.ice_num, n)
+        if k == 0:
+            return []
+        sparse = self._sparse_scores(query)
+        if self._avg or not query:
+            # the examples scoring above 0 come first; if the first k + 1 scores are all different, no sort
+            # order can choose otherwise
+            need = min(k + 1, n)
+            best = heapq.nlargest(need, ((s, i) for i, s in sparse.items() if s > 0))
+            distinct = all(best[j][0] > best[j + 1][0] for j in range(len(best) - 1))
+            if len(best) >= k and distinct:
+                return [i for _, i in best[:k]]
+        # equal scores decide: sort the whole array as upstream does
+        full = self._full_scores(query, sparse)
+        numpy = _numpy()
+        if numpy is not None:
+            return [int(i) for i in numpy.argsort(numpy.array(full, dtype=numpy.float64))[::-1][:k]]
+        return sorted(range(n), key=lambda i: (full[i], i), reverse=True)[:k]
 
 
 def _fresh(value: Any) -> Any:
