@@ -81,7 +81,9 @@ def _validate(tools: object, where: str) -> None:
         if not isinstance(tool, Mapping):
             raise ToolsError(f"{here}: expected a tool dict, got {type(tool).__name__}")
         function = tool.get("function")
-        if tool.get("type", "function") != "function" or not isinstance(function, Mapping):
+        if "type" not in tool and isinstance(function, Mapping):  # every API that takes the shape requires it
+            raise ToolsError(f"{here}.type: missing; add \"type\": \"function\" beside \"function\"")
+        if tool.get("type") != "function" or not isinstance(function, Mapping):
             raise ToolsError(
                 f"{here}: expected {{'type': 'function', 'function': {{'name': ..., ...}}}}, "
                 f"got keys {sorted(_shown(key) for key in tool)}"

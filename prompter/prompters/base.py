@@ -49,7 +49,7 @@ from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
 from prompter.render import render_dialect
 from prompter.render.strategies import Strategy, arrange_text, exact_options
-from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_with_model, tools_block
+from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_layout, render_with_model, tools_block
 from prompter.settings import default_system_prompt
 from prompter.tools import ToolSet
 
@@ -235,16 +235,17 @@ class PrompterBase:
         self._slot_set = frozenset(self._slots)
         self.extra_keys: tuple[str, ...] = keys
         self.show = _flag(show, "show")
-        if tools is not None and not self.allows_tools:
-            raise ToolsError(f"{type(self).__name__} takes no tools")
         tools = plain_copy(tools, "tools", ToolsError)
         # an empty list offers no tools and locks nothing; anything but a list is the validator's to name
         # (its truth value is never asked: that would run the caller's __bool__)
-        offered = tools is not None and (type(tools) not in (list, tuple) or len(tools) > 0)
+        offered = tools is not None and not _empty(tools)
+        if offered and not self.allows_tools:
+            raise ToolsError(f"{type(self).__name__} takes no tools")
         self._tools = ToolSet.from_user(tools, shared=True) if offered else None
-        if history is not None and not self.allows_history:
+        history = plain_copy(history, "history", HistoryError)
+        if history is not None and not _empty(history) and not self.allows_history:
             raise HistoryError(f"{type(self).__name__} takes no history")
-        self._history: tuple[Turn, ...] = normalize_history(plain_copy(history, "history", HistoryError), "history")
+        self._history: tuple[Turn, ...] = normalize_history(history, "history")
         if system is not None and not issubclass(type(system), str):
             raise PromptTypeError(f"system: expected str, got {type(system).__name__}")
         self._system_arg = None if system is None else str.__str__(system)
@@ -308,7 +309,9 @@ class PrompterBase:
                 raise MissingSlotError(f"no input given, but the template needs slot(s): {', '.join(slots)}")
             return {}, "", ()
         if isinstance(input, Mapping):
-            if "role" in input and not any(key in self._slot_set for key in input):
+            # a message: a role, or a speaker's name with content (an agent's turn in AgentScope's memory)
+            message = "role" in input or ("name" in input and "content" in input)
+            if message and not any(key in self._slot_set for key in input):
                 return self._message_input(input)
             return self._split_mapping(input)
         if isinstance(input, (list, tuple)) and input and all(isinstance(m, Mapping) for m in input):
@@ -318,6 +321,11 @@ class PrompterBase:
         )
 
     def _message_input(self, value: Any) -> tuple[dict[str, str], str, tuple[Message, ...]]:
+        if not self.allows_free_input:  # no key can carry it either: name the remedy that works
+            raise InputTypeError(
+                f"input is a message, but {type(self).__name__} has no user turn for messages; pass the text "
+                f"as a str or a dict of its slot(s): {', '.join(self._slots) or 'none'} (or use ChatPrompter)"
+            )
         if self._slots:
             raise MissingSlotError(
                 f"input is a message, but the template needs slot(s): {', '.join(self._slots)}; pass a dict "
@@ -402,7 +410,7 @@ class PrompterBase:
         tools = plain_copy(tools, "tools", ToolsError)
         label = plain_copy(label, "label")
         values, text, current = self._split_input(input)
-        if history is not None:
+        if history is not None and not _empty(history):  # an empty history is no history, as in LazyLLM
             if not self.allows_history:
                 raise HistoryError(f"{type(self).__name__} takes no history; use ChatPrompter for multi-turn")
             turns = normalize_history(history)
@@ -487,8 +495,9 @@ class PrompterBase:
         conv = self.build(input, history, tools, label, fmt)
         if format is None or format == "text":
             if strategy is not None or history_header is not None or as_agent is not None:
-                conv = arrange_text(conv, strategy, history_header, as_agent)
-            result: Any = self._render_text(conv, fmt)
+                result: Any = self._render_arranged(arrange_text(conv, strategy, history_header, as_agent), fmt)
+            else:
+                result = self._render_text(conv, fmt)
         else:
             result = render_dialect(format, conv, strategy, history_header, as_agent)
         if self.show if show is None else show:
@@ -509,6 +518,14 @@ class PrompterBase:
                 self._plans.clear()
             plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, key[1]))
         return plan.render(conv)
+
+    def _render_arranged(self, conv: Conversation, fmt: ModelFormat | None) -> str:
+        """The text of a conversation a strategy rearranged: its system prompt and instruction are its
+        own (a leading system message, the merged history), so the cached constant fields do not apply."""
+        generic = fmt is None or (fmt.chat_template is None and fmt.name == "generic")
+        if not generic or type(self)._render_text is not PrompterBase._render_text:
+            return self._render_text(conv, fmt)
+        return render_layout(self._layout, conv, GENERIC if fmt is None else fmt)
 
     def _compile_fast_path(self) -> FastPath | None:
         """The compiled common call (see :mod:`prompter.prompters.fastpath`), where this class can use it."""
@@ -536,10 +553,13 @@ class PrompterBase:
 
     def get_response(self, output: str, input: str | None = None) -> str:
         """The model's answer, without an echoed prompt and before-answer markup."""
-        if type(output) is not str:
+        # a str subclass (numpy.str_, a library's own) is read by its characters, never its overrides
+        if not issubclass(type(output), str):
             raise PromptTypeError(f"get_response: output must be str, got {type(output).__name__}")
-        if input is not None and type(input) is not str:
+        if input is not None and not issubclass(type(input), str):
             raise PromptTypeError(f"get_response: input must be str or None, got {type(input).__name__}")
+        output = str.__str__(output)
+        input = None if input is None else str.__str__(input)
         if input and output.startswith(input):
             output = output[len(input) :]
         split = self.response_split
@@ -556,6 +576,11 @@ def _checked_call_options(format: Any, return_dict: object, show: object) -> Any
         if flag is not None and type(flag) is not bool:
             raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
     return None if format is None else str.__str__(format)
+
+
+def _empty(value: object) -> bool:
+    """Whether ``value`` (already a plain copy) is an empty list or tuple: it offers nothing."""
+    return type(value) in (list, tuple) and len(value) == 0  # type: ignore[arg-type]
 
 
 def _flag(value: object, name: str) -> bool:

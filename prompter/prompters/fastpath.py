@@ -14,10 +14,12 @@ that both paths give identical results.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from prompter.instruction import InstructionTemplate
 from prompter.render.text import LayoutPlan
+from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = ["FastPath"]
 
@@ -33,6 +35,17 @@ def _plain_keys(input: dict[Any, Any]) -> bool:
     return True
 
 
+def _strict_json(text: str) -> bool:
+    """Whether ``text`` is JSON as an API reads it (no NaN or Infinity)."""
+    if "NaN" not in text and "Infinity" not in text:
+        return True
+    try:
+        strict_loads(text)
+    except NotJSONError:
+        return False
+    return True
+
+
 class FastPath:
     """Renders ``(input, history)`` for one prompter, or returns ``None`` to decline."""
 
@@ -42,6 +55,7 @@ class FastPath:
         "_history_ok",
         "_input_at",
         "_instruction",
+        "_openai_ok",
         "_pieces",
         "_slot_at",
         "_slots",
@@ -91,6 +105,9 @@ class FastPath:
         static = None if instruction.slots else "\n".join(part for part in (system, instruction.source) if part)
         self._system_text = static
         self._tools = tools
+        # an API body is JSON: locked tools holding NaN or Infinity (which the text of a local model may
+        # carry) leave the OpenAI body to the general path, which refuses them with a ToolsError
+        self._openai_ok = not tools or _strict_json(json.dumps(tools, ensure_ascii=False))
         self._free_input = free_input
         self._history_ok = history_ok and self._history_at is not None
 
@@ -170,6 +187,8 @@ class FastPath:
 
     def openai(self, input: Any, history: list[Any] | None) -> dict[str, Any] | None:
         """The OpenAI body, or None to decline."""
+        if not self._openai_ok:
+            return None
         found = self._values(input, history)
         if found is None:
             return None

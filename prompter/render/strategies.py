@@ -186,7 +186,7 @@ def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool
                 continue  # a tool result joining the user turn is the API's own shape
             if before.name != after.name:
                 return True
-    return user_last and not has_label and bool(turns) and turns[-1].role not in ("user", "tool")
+    return user_last and not has_label and (not turns or turns[-1].role not in ("user", "tool"))
 
 
 def _unnamed(conv: Conversation) -> bool:
@@ -209,7 +209,7 @@ def _lacks_final_user_turn(conv: Conversation, dialect: str) -> bool:
             return True  # a (question, answer) pair ends on the answer
         if turn.role != "system":
             return turn.role not in ("user", "tool")
-    return False
+    return True  # system messages alone: no user turn at all
 
 
 def _speakers(messages: list[Message]) -> int:
@@ -295,6 +295,10 @@ def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
         # documentation shows the text first; the recorded outputs in tests/render/data/agentscope.json decide)
         content = (*media, text_part) if dialect == "dashscope" else (text_part, *media)
     role: Literal["user", "system"] = "system" if place == "system_message" else "user"
+    if dialect == "text" and conv.system_text:
+        # a local model's layout places the system prompt and the instruction itself, each in its field
+        turn = (Message(role, content),)
+        return Conversation(conv.system, conv.instruction, conv.tools, current=turn, label=conv.label)
     return Conversation(
         system=system if place == "field" else "",
         tools=conv.tools,
