@@ -37,6 +37,7 @@ from modules.errors import (
     UnprocessableEntityError,
     UnsafeTokenizationError,
 )
+from prompter import __all__ as _PROMPTER_NAMES
 from prompter import __version__ as __version__  # one version for both packages of the distribution
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,6 +110,9 @@ def __getattr__(name: str) -> Any:
         value = getattr(module, name)
         globals()[name] = value
         return value
+    if name in _PROMPTER_NAMES:
+        # ImportError, not AttributeError: `from modules import X` would replace an AttributeError's message
+        raise ImportError(f"{name} is not in the I/O package: from prompter import {name}", name="modules")
     raise AttributeError(f"module 'modules' has no attribute {name!r}")
 
 

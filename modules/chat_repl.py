@@ -1,13 +1,19 @@
 """The loop behind ``prompter chat``: read a line, stream the answer, keep the history.
 
 A line that starts with ``/`` is a command for the loop and never reaches the
-model (``/help``, ``/reset``, ``/exit``); ``//text`` sends ``/text``.
+model (``/help``, ``/reset``, ``/exit``); ``//text`` sends ``/text``. A turn the
+model cannot answer (a typed error: the conversation outgrew its context, the server
+refused it) is said, with the remedy, and left out of the history, and Ctrl-C stops an
+answer; the chat goes on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from modules.errors import ModuleError
+from prompter.errors import PromptError
 
 __all__ = ["HELP", "run_chat"]
 
@@ -48,9 +54,16 @@ def run_chat(module: Any, read: Callable[[str], str] = input, out: TextIO | None
             continue
         question = text[1:] if text.startswith("//") else line
         write("model> ")
-        with module.stream(question, history=history) as stream:
-            for piece in stream:
-                write(piece)
-                (out or sys.stdout).flush()
+        try:
+            with module.stream(question, history=history) as stream:
+                for piece in stream:
+                    write(piece)
+                    (out or sys.stdout).flush()
+        except (ModuleError, PromptError) as exc:  # said, and the chat goes on; the failed turn is not kept
+            write(f"\nerror: {type(exc).__name__}: {exc}\n(/reset forgets the conversation so far)\n")
+            continue
+        except KeyboardInterrupt:  # Ctrl-C stops this answer, not the chat
+            write("\n(answer stopped; not kept)\n")
+            continue
         write("\n")
         history.append([question, stream.text])

@@ -143,3 +143,22 @@ def test_the_install_page_names_every_extra_the_distribution_has() -> None:
     page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     rows = set(re.findall(r"^\| `([\w-]+)` \|", page, re.M))
     assert rows == set(extras) - {"dev"}, f"docs/install.md's table of extras: add {set(extras) - {'dev'} - rows}"
+
+
+def test_a_block_that_imports_a_package_no_extra_installs_says_to_pip_install_it_first() -> None:
+    # after `pip install "prompter-kit[all]"` a copied block must run, or the text just before it says what to add
+    project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    dev = project.split("\ndev = [", 1)[1].split("\n]", 1)[0]
+    extras = project.split("[project.optional-dependencies]\n", 1)[1].split("\ndev = [", 1)[0]
+    only_dev = {name.lower() for name in re.findall(r'^\s*"([A-Za-z][\w.-]*)', dev, re.M)} - {
+        name.lower() for name in re.findall(r'"([A-Za-z][\w.-]*)', extras)
+    }
+    unsaid = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            before = text[: match.start()].rsplit("```", 1)[-1]  # the prose since the previous fence
+            for name in re.findall(r"^(?:import|from) ([A-Za-z_]\w*)", match.group(1), re.M):
+                if name.lower() in only_dev and f"pip install {name}" not in before:
+                    unsaid.append(f"{page.name}: {name}")
+    assert not unsaid, f"say `pip install NAME` just before the block (no extra installs it): {unsaid}"

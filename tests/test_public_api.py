@@ -53,3 +53,15 @@ def test_every_exported_name_is_in_the_generated_reference(package: str) -> None
         if not any(d.endswith(f".{name}") or d == defined_in for d in directives):
             missing.append(f"{name} (from {defined_in})")
     assert not missing, f"add a `::: path.Name` line to docs/reference.md for: {missing}"
+
+
+@pytest.mark.parametrize("name", ["ChatPrompter", "AlpacaPrompter", "ModelFormat", "PromptError"])
+@pytest.mark.parametrize("package", ["modules", "prompter.modules"])
+def test_importing_a_prompter_name_from_the_io_package_names_where_it_is(package: str, name: str) -> None:
+    with pytest.raises(ImportError, match=rf"from prompter import {name}$"):
+        exec(f"from {package} import {name}", {})
+
+
+def test_other_missing_names_of_the_io_package_keep_pythons_messages() -> None:
+    with pytest.raises(ImportError, match="cannot import name 'NoSuchThing'"):
+        exec("from prompter.modules import NoSuchThing", {})

@@ -47,8 +47,9 @@ from prompter.formats.spans import is_name, locate_user_text
 
 Spans = tuple[tuple[int, int], ...]
 TokenCounter = Callable[[str, Spans], int]
-"""Counts the tokens of a rendering, given the spans the model reads as text (its content spans; ``()``
-where they are not known): a token typed there counts as the text it is, as a ``TrainableModule`` sends it."""
+"""Counts the tokens of a rendering, given the spans the model reads as text (its content spans and the user's
+text; only the user's text where no format is bound): a token typed there counts as the text it is, as a
+``TrainableModule`` sends it."""
 
 __all__ = ["TokenCounter", "error_body", "render"]
 
@@ -73,8 +74,10 @@ def render(call: Call, count_tokens: TokenCounter | None = None) -> dict[str, An
     segments = _segments(output, spans, content, special)
     tokens = None
     if count_tokens is not None and call.format is None:
+        # read as text: the content spans and the user's own text (all that is known without a bound format)
+        text = tuple(_merged([*(spans or ()), *(content or ())]))
         try:
-            tokens = int(count_tokens(output, content or ()))
+            tokens = int(count_tokens(output, text))
         except Exception:  # a count is a nicety; the rendering stands without it
             tokens = None
     return {

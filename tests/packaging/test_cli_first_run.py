@@ -152,6 +152,41 @@ def test_chat_commands_never_reach_the_model() -> None:
     assert next(lines) == "never read"
 
 
+def test_a_turn_over_the_models_context_is_said_and_the_chat_goes_on(
+    tiny_model_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the tiny model reads 2048 tokens: this line is about 2400; before, the whole chat ended with exit code 2
+    too_long = "hello there " * 1200
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{too_long}\nhello\n/exit\n"))
+    assert main(["chat", "--model", str(tiny_model_path), "--max-new-tokens", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "ContextLengthError" in out and "/reset" in out
+    assert out.count("model> ") == 2  # the next line was answered
+
+
+class _Failing(_Recorder):
+    """Refuses its first question with a typed error, as a server or a full context does."""
+
+    def stream(self, question: str, history: list[list[str]]) -> _Stream:
+        if not self.calls:
+            self.calls.append((question, [list(turn) for turn in history]))
+            from modules.errors import BadRequestError
+
+            raise BadRequestError("the server refused it", status_code=400)
+        return super().stream(question, history)
+
+
+def test_a_failed_turn_is_left_out_of_the_history() -> None:
+    lines = iter(["refused", "hello", "/exit"])
+    recorder = _Failing()
+    out = io.StringIO()
+    assert run_chat(recorder, read=lambda prompt: next(lines), out=out) == 0
+    assert recorder.calls == [("refused", []), ("hello", [])]
+    assert "BadRequestError: Error code: 400 - the server refused it" in out.getvalue()
+
+
 def test_chat_on_a_real_model_shows_progress_then_answers(
     tiny_model_path: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,

@@ -211,6 +211,22 @@ def test_two_renderings_side_by_side_with_a_diff(browser: Any, playground_url: s
     assert added > 0 and removed > 0
 
 
+def test_a_failing_second_rendering_is_shown_as_an_error_at_its_picker_and_not_diffed(
+    browser: Any, playground_url: str
+) -> None:
+    # before: the error read as plain output, the picker was not flagged, and the diff showed the whole
+    # first rendering as deleted, as if the second model received nothing
+    open_state(browser, playground_url, {**DEMO_STATE, "compare": "1", "b_model_format": "qwen-2.5"})
+    pane = browser.find_element("id", "output-b")
+    assert "is-error" in (pane.get_attribute("class") or "")
+    assert pane.get_attribute("data-error-type") == "UnknownModelFormatError"
+    assert "close matches: qwen2.5" in text_of(browser, "output-b")
+    assert browser.find_element("id", "b_model_format").get_attribute("aria-invalid") == "true"
+    assert browser.find_element("id", "model_format").get_attribute("aria-invalid") is None
+    assert browser.execute_script("return document.querySelectorAll('#diff .diff-del').length") == 0
+    assert "second rendering failed" in text_of(browser, "diff")
+
+
 def test_editing_a_field_rerenders_and_writes_the_state_into_the_url(browser: Any, playground_url: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -244,8 +260,13 @@ def test_screenshots_at_desktop_and_phone_width(
 
 
 class _Counter:
+    """One id a word; callable as a Hugging Face tokenizer is (the count encodes the user's text apart)."""
+
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return [0] * len(text.split())
+
+    def __call__(self, text: str, **options: Any) -> dict[str, list[int]]:
+        return {"input_ids": self.encode(text)}
 
 
 class _Served:

@@ -353,3 +353,15 @@ def test_the_caller_state_dict_is_not_changed(playground_url: str) -> None:
     before = json.dumps(state)
     render(read_state(state))
     assert json.dumps(state) == before
+
+
+def test_a_state_with_every_field_at_its_character_limit_is_read_not_refused_as_too_large(
+    playground_url: str,
+) -> None:
+    # the limits say a field may hold 100 000 characters: eight such fields are a 400 naming the field at
+    # fault (here `prompter`, which takes chat or alpaca), never a 413 that names none (before: 512 KB)
+    from modules.playground.state import FIELDS
+
+    response = post(playground_url, dict.fromkeys(FIELDS, "x" * MAX_FIELD_CHARS))
+    assert response.status_code == 400, response.text[:200]
+    assert response.json()["error"]["field"] == "prompter"

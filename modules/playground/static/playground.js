@@ -77,6 +77,7 @@
       box.textContent = "";
       $(name).removeAttribute("aria-invalid");
     }
+    for (const name of COMPARE) $(name).removeAttribute("aria-invalid");
   }
 
   function showSegments(pre, segments) {
@@ -149,11 +150,25 @@
     $("diff-box").hidden = !compare;
     $("panes").classList.toggle("two", compare);
     if (!compare) return;
-    if (b.error) {
-      $("output-b").textContent = b.error.type + ": " + b.error.message;
-      $("counts-b").textContent = b.error.type;
-    } else showResult($("output-b"), $("counts-b"), b);
-    showDiff(a.error ? "" : a.output, b.error ? "" : b.output);
+    if (b.error) showSecondError(b.error);
+    else showResult($("output-b"), $("counts-b"), b);
+    if (a.error || b.error) {
+      const pre = $("diff");
+      pre.textContent = "(no diff: the " + (a.error ? "first" : "second") + " rendering failed; its error is shown above)";
+    } else showDiff(a.output, b.output);
+  }
+
+  // The second rendering's error, in its pane; a wrong second family or output marks its own picker.
+  function showSecondError(error) {
+    const pre = $("output-b");
+    pre.textContent = error.type + ": " + error.message;
+    pre.classList.add("is-error");
+    pre.dataset.errorType = error.type;
+    const picker = { model_format: "b_model_format", format: "b_format" }[error.field];
+    const field = picker || (FIELDS.includes(error.field) ? error.field : "instruction");
+    pre.dataset.errorField = field;
+    if (picker) $(picker).setAttribute("aria-invalid", "true");
+    $("counts-b").textContent = error.type + " in " + field;
   }
 
   // A line diff (longest common subsequence), bounded so a huge prompt cannot stall the page.
