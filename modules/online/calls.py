@@ -7,7 +7,8 @@ stays one concept; the methods here only compose the module's own steps:
   :class:`~modules.online.response.Response`;
 - ``acall``, ``arespond`` (:class:`~modules.online.aio.AsyncCalls`) and :meth:`Calls.astream`: the same,
   run off the event loop, on a handle whose retries stop once the task is cancelled (:meth:`Calls._for_task`);
-- :meth:`Calls.with_options`: a handle with another timeout, retry count or headers.
+- :meth:`Calls.with_options`: a handle with another timeout, retry count or headers;
+- :meth:`Calls.build_request`: the request, or the error for a wrong argument with the key masked in it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from modules.base import ModuleInput
+from modules.base import ModuleBase, ModuleInput
 from modules.online.aio import AsyncCalls, AsyncChatStream
 from modules.online.config import Timeout, check_headers
 from modules.online.response import OnlineChatStream, Response, StreamEnd
-from modules.online.scrub import Scrubber, mask_library_logs, secrets_of_headers
+from modules.online.scrub import Scrubber, mask_error, mask_library_logs, secrets_of_headers
 
 C = TypeVar("C", bound="Calls")
 
@@ -34,6 +35,23 @@ __all__ = ["Calls"]
 
 class Calls(AsyncCalls):
     """Mixed into :class:`~modules.online.module.OnlineChatModule`."""
+
+    def build_request(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Any:
+        """As :meth:`ModuleBase.build_request`; every call builds its request here. An error for a wrong
+        argument may echo it (an option's value, a keyword, a role): a key or credential header given to
+        the module by mistake there is shown as ``***``."""
+        m = _module(self)
+        try:
+            return ModuleBase.build_request(m, input, history, tools, **generation)
+        except Exception as exc:
+            mask_error(exc, m._scrubber)
+            raise
 
     def respond(
         self,

@@ -61,10 +61,10 @@ import functools
 import json
 import logging
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -92,7 +92,14 @@ from modules.online.native import dialect_for
 from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop
 from modules.online.response import StreamEnd, body_request_id, model_of, request_id_of
 from modules.online.retry import RetryPolicy
-from modules.online.scrub import Scrubber, StreamScrubber, mask_library_logs, masked_headers, secrets_of_headers
+from modules.online.scrub import (
+    Scrubber,
+    StreamScrubber,
+    mask_error,
+    mask_library_logs,
+    masked_headers,
+    secrets_of_headers,
+)
 from modules.online.shape import NOT_JSON, completion_of, loads, shown
 from modules.online.sources import (
     Source,
@@ -134,12 +141,14 @@ class ChatRequest:
     headers: Mapping[str, str]
     body: Mapping[str, Any]
     stream: bool = False
+    scrubber: Scrubber | None = field(default=None, compare=False)  # the module's: masks the key in the repr
 
     def __repr__(self) -> str:  # a credential header the caller passed in headers= is never shown
-        return (
+        shown = (
             f"ChatRequest(url={self.url!r}, headers={masked_headers(self.headers)!r}, body={self.body!r}, "
             f"stream={self.stream!r})"
         )
+        return shown if self.scrubber is None else self.scrubber.text(shown)  # a key written into the body
 
     def content(self) -> bytes:
         """The body as UTF-8 JSON bytes (what goes on the wire)."""
@@ -187,6 +196,33 @@ _NATIVE_OPTIONS: dict[str, frozenset[str]] = {
 _ARRANGEMENT = frozenset({"strategy", "history_header", "as_agent"})
 
 
+P = ParamSpec("P")
+
+
+def _masking_given_secrets(
+    init: Callable[Concatenate[OnlineChatModule, P], None],
+) -> Callable[Concatenate[OnlineChatModule, P], None]:
+    """``init``, whose errors show the ``api_key`` and the credential ``headers`` it was given as ``***``
+    (an error names a wrong argument with its value: the key passed as ``model`` or ``timeout`` by mistake)."""
+
+    def made(self: OnlineChatModule, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except Exception as exc:
+            given = dict(zip(("source", "model", "base_url", "api_key"), args), **kwargs)
+            key, headers = given.get("api_key"), given.get("headers")
+            secrets = [str.__str__(key)] if isinstance(key, str) else []  # its characters: no method of a subclass
+            try:
+                secrets += secrets_of_headers(headers) if isinstance(headers, Mapping) else []
+            except Exception:  # noqa: BLE001 - a mapping that cannot be read: its own error is the one raised
+                pass
+            mask_error(exc, Scrubber(secrets))
+            raise
+
+    functools.update_wrapper(made, init)  # the signature and docstring stay init's
+    return made
+
+
 class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     """A chat model behind an OpenAI-compatible HTTP API.
 
@@ -220,6 +256,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             ``url=``; no trace (``return_trace=True``); streaming per call (``stream=True``).
     """
 
+    @_masking_given_secrets
     def __init__(
         self,
         source: str | None = None,
@@ -329,9 +366,9 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             "m.share() for another handle"
         )
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # the key passed as model= by mistake is masked too
         key = repr(self._backend.api_key) if self._backend.api_key else "None"
-        return (
+        return self._scrub(
             f"{type(self).__name__}(source={self.source!r}, model={self.model!r}, "
             f"base_url={self.base_url!r}, api_key={key})"
         )
@@ -379,9 +416,9 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         )
         if dialect is not None:
             native = dialect.request(self.base_url, self.model, prompt, options)
-            return ChatRequest(url=native.url, headers=self._headers, body=native.body)
+            return ChatRequest(url=native.url, headers=self._headers, body=native.body, scrubber=self._scrubber)
         body = {"model": options.pop("model", self.model), **prompt, **options}
-        return ChatRequest(url=self._url, headers=self._headers, body=body)
+        return ChatRequest(url=self._url, headers=self._headers, body=body, scrubber=self._scrubber)
 
     def score(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8) -> list[float]:
         """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
@@ -398,7 +435,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         for start in range(0, len(checked), batch_size):
             batch = checked[start : start + batch_size]
             body = scoring.score_body(self.model, [context + continuation for context, continuation in batch])
-            request = ChatRequest(url=self.base_url + "/completions", headers=self._headers, body=body)
+            url = self.base_url + "/completions"
+            request = ChatRequest(url=url, headers=self._headers, body=body, scrubber=self._scrubber)
             try:
                 outcome = self._request(request)
             except APIStatusError as exc:

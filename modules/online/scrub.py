@@ -21,14 +21,22 @@ every live module in each record's message and traceback.
 A server need not echo a secret as it was sent: it may percent-encode it (a URL
 in a ``Location`` or a message), JSON- or ``repr``-escape it (text that is not
 valid JSON, a log line), base64-encode it (``Authorization: Basic``, at any
-offset inside a longer encoding), or wrap it across lines. Each secret is masked
-in every one of those forms (:func:`forms_of`; wrapped across lines in whole
-texts, not across stream pieces).
+offset inside a longer encoding), or wrap it across lines (a line break, with up
+to 64 spaces or tabs on each side, between any two of its characters). Each
+secret is masked in every one of those forms (:func:`forms_of`), and wrapped
+across lines both in whole texts and in text that arrives in pieces (a stream
+holds back a line break that could be inside a wrapped secret). In whole texts
+the line break may also be written as an escape (``\\n`` inside a JSON string,
+such as a tool call's arguments); streamed text is decoded text, whose line
+breaks are real ones.
 
 Which caller-given headers are credentials: the known ones (``Authorization``,
 ``x-api-key``...) and any whose name says so (it holds ``key``, ``token``,
 ``secret``, ``auth``, ``password``, ``cookie``, ``credential`` or
 ``signature``): ``X-Auth-Token``, ``Ocp-Apim-Subscription-Key``, ``apikey``...
+
+A caller may also hand a secret to a call by mistake (as an option's value, a keyword, a role):
+:func:`mask_error` masks it in the error that echoes the value.
 
 Secrets shorter than 4 characters are not scrubbed: replacing every ``a`` of
 an answer would destroy it and protect nothing.
@@ -43,7 +51,7 @@ import re
 import threading
 import traceback
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -53,6 +61,7 @@ __all__ = [
     "StreamScrubber",
     "forms_of",
     "is_secret_header",
+    "mask_error",
     "mask_library_logs",
     "masked_headers",
     "secrets_of_headers",
@@ -64,6 +73,12 @@ _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key"
 #: Words that make a header name a credential's (``X-Auth-Token``, ``Ocp-Apim-Subscription-Key``, ``Cookie``...).
 _SECRET_WORDS = ("key", "token", "secret", "auth", "password", "passwd", "cookie", "credential", "signature")
 _BASE64_FORMS_FROM = 12  # shorter secrets: their base64 core is too short to tell from other base64 text
+_WRAP_SPACES = 64  # spaces or tabs on each side of a line break inside a wrapped secret (bounds a stream's hold)
+# a line break with spaces or tabs around it; each may be written as an escape (a backslash and "n" or
+# "t" in a JSON string such as a tool call's arguments, or escaped twice)
+_BREAK = r"(?:\r\n|\n|\r|(?:\\{1,2}r)?\\{1,2}n|\\{1,2}r)"
+_SPACE = r"(?:[ \t]|\\{1,2}t)"
+_GAP = rf"(?:{_SPACE}{{0,{_WRAP_SPACES}}}{_BREAK}{_SPACE}{{0,{_WRAP_SPACES}}})?"
 
 
 def is_secret_header(name: object) -> bool:
@@ -128,15 +143,15 @@ def forms_of(secret: str) -> set[str]:
 class Scrubber:
     """Replaces every occurrence of each secret with ``***``."""
 
-    __slots__ = ("__weakref__", "_secrets", "_wrapped")
+    __slots__ = ("__weakref__", "_given", "_secrets", "_wrapped")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         given = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}
         unique = set().union(*(forms_of(s) for s in given)) if given else set()
         self._secrets = tuple(sorted(unique, key=len, reverse=True))  # longest first: no half-masked key
+        self._given = tuple(sorted(given, key=len, reverse=True))
         # each secret with a line break (and the spaces around it) allowed between any two characters
-        gap = r"(?:[ \t]*(?:\r\n|\n|\r)[ \t]*)?"
-        self._wrapped = [re.compile(gap.join(map(re.escape, s))) for s in sorted(given, key=len, reverse=True)]
+        self._wrapped = [re.compile(_GAP.join(map(re.escape, s))) for s in self._given]
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -160,7 +175,7 @@ class Scrubber:
                 if secret in text:
                     text = text.replace(secret, MASK)
                     found = True
-            if ("\n" in text or "\r" in text) and self._wrapped:
+            if self._wrapped and ("\n" in text or "\r" in text or "\\" in text):
                 for pattern in self._wrapped:
                     text, count = pattern.subn(MASK, text)
                     found = found or count > 0
@@ -214,7 +229,59 @@ class Scrubber:
                     best = len(text) - i
                     break
                 i = text.find(first, i + 1)
+        if any(space in text for space in " \t\r\n"):  # only then can a wrapped secret have begun
+            for secret in self._given:
+                best = max(best, _wrapped_start(text, secret, best))
         return best
+
+
+def _wrapped_start(text: str, secret: str, shorter_than: int) -> int:
+    """The length of the longest end of ``text`` (longer than ``shorter_than``) that could begin ``secret``
+    wrapped across lines (``Scrubber``'s line-break gaps between its characters); 0 when there is none.
+
+    The end of ``text`` is read as a small automaton over the states (characters of ``secret`` matched,
+    where in a gap), from each place where ``secret``'s first character is, earliest first. The ends
+    tried are bounded: a prefix of ``secret`` with a gap after each of its characters.
+    """
+    reach = len(secret) * (2 * _WRAP_SPACES + 3)
+    i = text.find(secret[0], max(0, len(text) - reach))
+    while i != -1 and len(text) - i > shorter_than:
+        after = text[i + 1 : i + 2]  # quick test first: the next character continues it, or begins a gap
+        if (not after or after == secret[1] or after in " \t\r\n") and _could_begin(text, i, secret):
+            return len(text) - i
+        i = text.find(secret[0], i + 1)
+    return 0
+
+
+def _could_begin(text: str, start: int, secret: str) -> bool:
+    """Whether ``text[start:]`` is the beginning of ``secret`` wrapped across lines (not all of it)."""
+    states = {(0, _AT, 0)}  # (characters of secret matched, where in a gap, spaces in that part of it)
+    for at in range(start, len(text)):  # no slice: most starts end at their second character
+        states = {after for state in states for after in _steps(state, text[at], secret)}
+        if not states:
+            return False
+    return any(matched < len(secret) for matched, _, _ in states)
+
+
+_AT, _BEFORE, _CR, _AFTER = range(4)  # between characters; spaces before a line break; after "\r"; after it
+
+
+def _steps(state: tuple[int, int, int], ch: str, secret: str) -> Iterator[tuple[int, int, int]]:
+    """The states one character ``ch`` leads to from ``state`` (see :func:`_could_begin`)."""
+    matched, part, spaces = state
+    if part != _BEFORE and matched < len(secret) and ch == secret[matched]:
+        yield matched + 1, _AT, 0
+    if part == _AT and not 0 < matched < len(secret):
+        return  # a gap only between two characters
+    if ch in " \t":
+        if part == _AT or (part == _BEFORE and spaces < _WRAP_SPACES):
+            yield matched, _BEFORE, spaces + 1
+        elif part == _CR or spaces < _WRAP_SPACES:
+            yield matched, _AFTER, spaces + 1
+    elif ch == "\n" and part != _AFTER:
+        yield matched, _AFTER, 0
+    elif ch == "\r" and part in (_AT, _BEFORE):
+        yield matched, _CR, 0
 
 
 class StreamScrubber:
@@ -237,6 +304,25 @@ class StreamScrubber:
         """The end of the stream: what was held back (it cannot complete a secret any more)."""
         rest, self._pending = self._pending, ""
         return rest
+
+
+def mask_error(exc: BaseException, scrubber: Scrubber) -> None:
+    """Mask ``scrubber``'s secrets in ``exc`` in place, keeping its type: in its ``args``, its attributes
+    (``message``, ``__notes__``...) and those of the errors chained to it."""
+    if not scrubber:
+        return
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        try:
+            error.args = tuple(scrubber.value(arg) for arg in error.args)
+            for name, value in list(vars(error).items()):
+                if isinstance(value, (str, list, dict)):
+                    setattr(error, name, scrubber.value(value))
+        except (AttributeError, TypeError):  # an error type that refuses new values keeps them
+            pass
+        error = error.__cause__ or error.__context__
 
 
 class _LogMask(logging.Filter):

@@ -13,7 +13,15 @@ from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message
 
-__all__ = ["message_dict", "openai_messages", "refuse_other_media", "render_openai", "text_parts", "tool_call_dicts"]
+__all__ = [
+    "message_dict",
+    "openai_messages",
+    "refuse_assistant_media",
+    "refuse_other_media",
+    "render_openai",
+    "text_parts",
+    "tool_call_dicts",
+]
 
 
 def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any]]:
@@ -127,12 +135,34 @@ def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool
                 )
 
 
+def refuse_assistant_media(conv: Conversation, dialect: str) -> None:
+    """OpenAI's chat completions take only text (and ``refusal``) parts in an assistant message, and GLM's
+    assistant ``content`` is a string: an image, audio or video part in an assistant turn is refused, naming
+    where it is. (A *named* agent's turn with media never gets here: the ``"chat"`` strategy sends it
+    inside a user turn, see :mod:`prompter.render.strategies`.)"""
+    several = len(conv.current) > 1
+    located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if type(m) is Message]
+    located += [(f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current)]
+    for where, message in located:
+        if message.role != "assistant" or isinstance(message.content, str):
+            continue
+        for k, part in enumerate(message.content):
+            if part.type != "text":
+                raise UnsupportedContentError(
+                    f"{where}.content[{k}]: format={dialect!r} takes only text in an assistant message, not "
+                    f"a {part.type!r} part (the API refuses it there); give it in a user message, or name the "
+                    "speaker (name=...) or pass strategy='multi_agent' to send the turn inside a user message"
+                )
+
+
 def render_openai(conv: Conversation) -> dict[str, Any]:
     """``{"messages": [...]}`` plus ``"tools"`` when the conversation has tools.
 
     Speakers' ``name``s are kept; images are ``image_url`` parts (a local file as a ``data:``
-    URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused.
+    URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused, and so is any
+    part but text in an assistant message (:func:`refuse_assistant_media`).
     """
+    refuse_assistant_media(conv, "openai")
     messages = openai_messages(conv, keep_null=True, signatures=True)
     refuse_other_media(messages, "openai")
     body: dict[str, Any] = {"messages": messages}

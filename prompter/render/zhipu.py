@@ -2,7 +2,8 @@
 
 GLM speaks OpenAI's chat completions: the same roles, ``tool_calls`` with
 the arguments as a JSON string, tool results as ``role: "tool"`` messages
-with their ``tool_call_id``, images as ``image_url`` parts (GLM-4V models),
+with their ``tool_call_id``, images as ``image_url`` parts (GLM-4V models; in
+user messages only: an assistant's ``content`` is text),
 tools as ``{"type": "function", "function": {...}}``. The body keeps to the
 fields GLM documents: a message's ``name`` and an image's ``detail`` are left
 out.
@@ -18,13 +19,14 @@ import json
 from typing import Any
 
 from prompter.conversation import Conversation
-from prompter.render.openai import openai_messages, refuse_other_media
+from prompter.render.openai import openai_messages, refuse_assistant_media, refuse_other_media
 
 __all__ = ["render_zhipu"]
 
 
 def render_zhipu(conv: Conversation) -> dict[str, Any]:
     """The body of GLM's chat completions call (without ``model`` and generation options)."""
+    refuse_assistant_media(conv, "zhipu")
     messages = openai_messages(conv)  # fresh dicts: trimmed in place
     refuse_other_media(messages, "zhipu", audio=False)
     for message in messages:
