@@ -7,8 +7,12 @@ A record is one of:
 * **slots** ``{<the prompter's slots>..., "output": ...}``: the keys fill the prompter's slots;
 * **a pair** ``(input, answer)`` (a 2-item list or tuple, in Python or as a JSON array);
 * **chat** ``{"messages": [...]}`` (or ``"conversations"``) in OpenAI form, ending with the
-  assistant's answer: the last user turn is the input, the turns before it the history
-  (a system message in it is left out: the module's prompter supplies the system prompt).
+  assistant's answer (its text, or its tool calls as the template writes them): the last user
+  turn is the input, the turns before it the history (a system message in it is left out:
+  the module's prompter supplies the system prompt).
+
+Other keys (an ``id``, a ``source``) are metadata, ignored when the input is found by name
+(the chat's messages; ``instruction``/``input``, ``question``, ``prompt`` or ``query``).
 
 A file is JSONL (one record a line, UTF-8) or a ``.json`` file holding one JSON array of
 records (Alpaca's ``alpaca_data.json``); an error in a record names its index and, from a
@@ -30,9 +34,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from modules.local.training.example import IGNORE_INDEX, TrainingExample, TrainingExampleError
+from modules.errors import ModuleError
+from modules.local.training.example import IGNORE_INDEX, TrainingExample, TrainingExampleError, check_options
 from modules.local.training.progress import progress_bar
 from prompter.errors import PromptError
+from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = ["ExampleSet", "build_examples", "read_records"]
 
@@ -40,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 _LABEL_KEYS = ("output", "answer", "response", "label", "completion")
 _CHAT_KEYS = ("messages", "conversations")
+_INPUT_KEYS = ("instruction", "input", "question", "prompt", "query")
 
 
 class ExampleSet(list[TrainingExample]):
@@ -68,10 +75,27 @@ def _read(data: Any) -> tuple[list[Mapping[str, Any]], list[str | None]]:
         raise TrainingExampleError("training data: give a list of records (or a JSONL path), not one dict")
     if isinstance(data, Iterable):
         records = list(data)  # a datasets.Dataset iterates over its rows as dicts
+        if type(data).__module__.split(".")[0] == "datasets":
+            records = [_arrow_row(r) if isinstance(r, Mapping) else r for r in records]
         return _checked(records, [f"data[{i}]" for i in range(len(records))]), [None] * len(records)
     raise TrainingExampleError(
         f"training data: expected a JSONL path, a list of dicts or a Dataset, got {type(data).__name__}"
     )
+
+
+def _arrow_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``datasets`` row without the ``None`` its Arrow columns add, at any depth of tools and messages, for
+    keys that only other rows have (``"properties": {"city": ..., "zone": None}``): they are no part of the
+    data, and inference never sees them. A null meant as data goes in JSON text (tools, arguments)."""
+    return {k: _no_nulls(v) if k in ("tools", "history", *_CHAT_KEYS) else v for k, v in row.items()}
+
+
+def _no_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_no_nulls(v) for v in value]
+    return value
 
 
 def _read_file(path: Path) -> tuple[list[Any], list[str]]:
@@ -93,22 +117,32 @@ def _read_file(path: Path) -> tuple[list[Any], list[str]]:
             f"{path.name}:{at}: not UTF-8 text ({exc.reason}); save the file as UTF-8"
         ) from exc
     if path.suffix.lower() == ".json" and text.lstrip().startswith("["):
-        try:  # a JSON array of records (Alpaca's alpaca_data.json); else the lines are read as JSONL
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None
+        # a JSON array of records (Alpaca's alpaca_data.json); else (not JSON at all) the lines are read as JSONL
+        whole = _loads(text, path.name, syntax=False)
         if isinstance(whole, list):
             return whole, [f"{path.name}[{i}]" for i in range(len(whole))]
     records, where = [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise TrainingExampleError(f"{path.name}:{number}: not a JSON line ({exc.msg})") from exc
-        where.append(f"{path.name}:{number}")
+    # JSONL lines end at "\n" alone: str.splitlines would also cut at U+2028, U+0085 or a form feed,
+    # which JSON strings may hold as they are
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            records.append(_loads(line, f"{path.name}:{number}"))
+            where.append(f"{path.name}:{number}")
     return records, where
+
+
+def _loads(text: str, where: str, syntax: bool = True) -> Any:
+    """One JSON value, as JSON says (no NaN, no key given twice: the server refuses them too); None for text
+    that is not JSON at all when not *syntax*."""
+    try:
+        return strict_loads(text)
+    except json.JSONDecodeError as exc:
+        if not syntax:
+            return None
+        raise TrainingExampleError(f"{where}: not a JSON line ({exc.msg})") from exc
+    except (NotJSONError, RecursionError) as exc:
+        detail = str(exc) if isinstance(exc, NotJSONError) else "it nests too deep to read; flatten it"
+        raise TrainingExampleError(f"{where}: not a JSON line ({detail})") from exc
 
 
 def _checked(records: list[Any], where: list[str]) -> list[Mapping[str, Any]]:
@@ -131,18 +165,27 @@ def build_examples(
     max_length: int | None = None,
     train_on_history: bool = False,
     progress: bool = True,
+    **unknown: Any,
 ) -> ExampleSet:
     """Every record of *data* as a training example of *module*, with a progress bar and a summary."""
+    if unknown:  # every option is checked before any work, as finetune's are
+        raise TrainingExampleError(
+            f"training_examples: unknown option {sorted(unknown)[0]!r}; known: max_length, progress, train_on_history"
+        )
+    check_options(max_length, train_on_history)
+    if type(progress) is not bool:
+        raise TrainingExampleError(f"progress: expected True or False, got {progress!r}")
     records, where = _read(data)
     bar = progress_bar(len(records), "examples", "ex", progress)
     out = ExampleSet()
+    slots, ignored = tuple(getattr(module.prompter, "slots", ())), set[str]()
     for i, record in enumerate(records):
         try:
-            input, history, tools, label = split_record(record, tuple(getattr(module.prompter, "slots", ())))
+            input, history, tools, label = split_record(record, slots, ignored)
             example = module.training_example(
                 input, history, tools, label=label, train_on_history=train_on_history, max_length=max_length
             )
-        except (TrainingExampleError, PromptError) as exc:  # the same error, naming the record it came from
+        except (ModuleError, PromptError) as exc:  # the same error, naming the record it came from
             located = _at_record(exc, i, where[i])
             if located is exc:
                 raise
@@ -162,24 +205,49 @@ def build_examples(
     logger.info("training examples: %s", out.summary)
     if out.summary["truncated"]:
         logger.warning("%d example(s) were cut at max_length=%s", out.summary["truncated"], max_length)
+    if ignored:
+        logger.warning("keys left out of every prompt, as metadata: %s", ", ".join(sorted(ignored)))
+    systems = sum(1 for r in records if any(_is_system(m) for k in _CHAT_KEYS for m in _listed(r.get(k))))
+    if systems:
+        logger.warning(
+            "%d chat record(s) carry a system message, left out: the module's prompter supplies the system "
+            "prompt, as at inference (set it there, e.g. ChatPrompter(system=...))", systems
+        )  # fmt: skip
     return out
 
 
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_system(message: Any) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "system"
+
+
 def _at_record(error: Exception, index: int, place: str | None) -> Exception:
-    """*error* again, its message opening with the record's index and, from a file, its line (``train.jsonl:5``);
-    itself if its type takes no message."""
+    """*error* again (its type and fields), its message opening with the record's index and, from a file,
+    its line (``train.jsonl:5``)."""
+    message = f"record {index}: {error}" if place is None else f"record {index} ({place}): {error}"
     try:
-        return type(error)(f"record {index}: {error}" if place is None else f"record {index} ({place}): {error}")
-    except Exception:  # noqa: BLE001 - an error class with another signature: the original says enough
-        return error
+        return type(error)(message)
+    except Exception:  # noqa: BLE001 - a class with another signature (ContextLengthError's numbers): a copy
+        located = type(error).__new__(type(error))
+        located.__dict__.update(error.__dict__)
+        located.args = (message,)
+        return located
 
 
-def split_record(record: Mapping[str, Any], slots: tuple[str, ...]) -> tuple[Any, Any, Any, str]:
-    """``(input, history, tools, label)`` of one record (see the module docstring for the shapes)."""
+def split_record(
+    record: Mapping[str, Any], slots: tuple[str, ...], ignored: set[str] | None = None
+) -> tuple[Any, Any, Any, Any]:
+    """``(input, history, tools, label)`` of one record (see the module docstring for the shapes); the keys
+    left out as metadata are added to *ignored*."""
     history = record.get("history")
     tools = record.get("tools")
+    ignored = set() if ignored is None else ignored
     chat = next((k for k in _CHAT_KEYS if k in record), None)
     if chat is not None:
+        ignored.update(str(k) for k in record if k not in (chat, "history", "tools"))
         current, earlier = _split_chat(record[chat], chat, history)
         return current, earlier, tools, _last_answer(record[chat], chat)
     key = next((k for k in _LABEL_KEYS if k in record), None)
@@ -192,13 +260,23 @@ def split_record(record: Mapping[str, Any], slots: tuple[str, ...]) -> tuple[Any
     if not isinstance(label, str):
         raise TrainingExampleError(f"{key!r}: expected the answer as a str, got {type(label).__name__}")
     rest = {k: v for k, v in record.items() if k not in (key, "history", "tools")}
+    others = [k for k in rest if k not in slots]
+    named = [k for k in _INPUT_KEYS if k in others]
+    if len(others) > 1 and named:  # the input is named: the other keys are metadata (an id, a source)
+        ignored.update(str(k) for k in rest if k not in slots and k not in named)
+        rest = {k: v for k, v in rest.items() if k in slots or k in named}
     if slots:
-        return rest, history, tools, label
+        return rest, history, tools, label  # the prompter says which keys it cannot place
     if set(rest) <= {"instruction", "input"} and rest:
         return "\n\n".join(str(rest[k]) for k in ("instruction", "input") if rest.get(k)), history, tools, label
     if len(rest) == 1:
         return next(iter(rest.values())), history, tools, label
-    return rest, history, tools, label  # the prompter says which keys it cannot place
+    if not rest:
+        return rest, history, tools, label
+    raise TrainingExampleError(
+        f"cannot tell which of the keys {sorted(map(str, rest))} holds the input: name it one of "
+        f"{', '.join(_INPUT_KEYS)} (other keys are then ignored as metadata), or remove the others"
+    )
 
 
 def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
@@ -218,11 +296,16 @@ def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
     current = before[last_user]
     tail = before[last_user + 1 :]
     current_input = current.get("content") if not tail else [dict(current), *map(dict, tail)]
-    return current_input, [dict(m) for m in before[:last_user] if m.get("role") != "system"] or None
+    return current_input, [dict(m) for m in before[:last_user] if not _is_system(m)] or None
 
 
-def _last_answer(messages: list[Any], key: str) -> str:
+def _last_answer(messages: list[Any], key: str) -> Any:
+    """The answer: the last message's text, or the message itself when it calls tools (learnt as written)."""
     last = messages[-1]
+    if isinstance(last, Mapping) and last.get("role") == "assistant" and last.get("tool_calls"):
+        return last
     if not isinstance(last, Mapping) or last.get("role") != "assistant" or not isinstance(last.get("content"), str):
-        raise TrainingExampleError(f"{key!r}: the last message must be the assistant's answer, as a str content")
+        raise TrainingExampleError(
+            f"{key!r}: the last message must be the assistant's answer, as a str content or with tool_calls"
+        )
     return str(last["content"])

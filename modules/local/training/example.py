@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
-from modules.local.safe_tokens import Span, encode_with_spans, render_with_spans
+from modules.local.safe_tokens import Span, encode_with_spans, normalize_message, render_with_spans
 
 __all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example", "token_offsets"]
 
@@ -84,15 +84,18 @@ def build_training_example(
     history: Sequence[Any] | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     *,
-    label: str,
+    label: str | Mapping[str, Any],
     train_on_history: bool = False,
     max_length: int | None = None,
 ) -> TrainingExample:
-    """Build the example for *module* (a ``TrainableModule``); ``stop_ids`` are the ids generation stops at."""
-    if not isinstance(label, str):
-        raise TrainingExampleError(f"label: expected the answer as a str, got {type(label).__name__}")
-    if max_length is not None and (not isinstance(max_length, int) or max_length < 2):
-        raise TrainingExampleError(f"max_length: expected an int >= 2, got {max_length!r}")
+    """Build the example for *module* (a ``TrainableModule``); ``stop_ids`` are the ids generation stops at.
+
+    *label* is the answer's text, or the answer as an assistant message (``{"role": "assistant",
+    "content": ..., "tool_calls": [...]}``): a tool-call answer is learnt as the template writes it.
+    """
+    answer = _answer_message(label)
+    calls = bool(answer.get("tool_calls"))
+    check_options(max_length, train_on_history)
     request = module.build_request(input, history, tools, max_new_tokens=1)
     tokenizer = module.tokenizer
     fmt = module.model_format
@@ -101,22 +104,27 @@ def build_training_example(
     messages = [dict(m) for m in request.messages]
     tool_list = [dict(t) for t in request.tools] if request.tools else None
     render = _renderer(fmt, tokenizer)
-
     whole = render_with_spans(
-        [*messages, {"role": "assistant", "content": label}],
-        tool_list,
-        model_format=fmt,
-        tokenizer=tokenizer,
-        render=lambda msgs, tls: render(msgs, tls, False),
+        [*messages, answer], tool_list, model_format=fmt, tokenizer=tokenizer, render=lambda m, t: render(m, t, False)
     )
     cut = len(prompt_text)
     extends = whole.text.startswith(prompt_text)
     if extends:
         tail_text, tail_spans = whole.text[cut:], _shifted(whole.spans, cut)
+    elif calls and _calls_written(answer, whole.text[_common_prefix(whole.text, prompt_text) :]):
+        raise TrainingExampleError(
+            "the chat template writes the conversation differently once a tool-call answer follows, so the call "
+            "cannot be learnt after the inference prompt; give the answer as text, or use another model's template"
+        )
     else:
         # The template writes earlier turns differently once an answer follows (Alpaca's separators):
         # the prompt stays the inference prompt, and the answer is what generation would write after it.
-        tail_text, tail_spans = label, [(0, len(label))]
+        tail_text, tail_spans = answer["content"] or "", [(0, len(answer["content"] or ""))]
+    if calls and not _calls_written(answer, tail_text):
+        raise TrainingExampleError(
+            "this model's chat template does not write the answer's tool_calls (it drops them), so the call cannot "
+            "be learnt as inference would see it; use a model whose template writes tool calls, or answer in text"
+        )
     tail_ids = encode_with_spans(tokenizer, tail_text, tail_spans)
     stops = set(stop_ids)
     tail_labels = _through_first_stop(tail_ids, stops)
@@ -131,9 +139,9 @@ def build_training_example(
         for start, end in _history_regions(messages, tool_list, render, prompt_text):
             _unmask(labels, ids, offsets, start, end, stops, prompt_text)
     if extends and _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
-        labels = _hf_generation_labels(tokenizer, messages, label, tool_list, ids, prompt_ids, whole.text, cut)
-        if not train_on_history:
-            labels[: len(prompt_ids)] = [IGNORE_INDEX] * len(prompt_ids)
+        marked = _hf_generation_labels(tokenizer, messages, answer, tool_list, ids, prompt_ids, whole.text, cut)
+        if marked is not None:
+            labels = marked if train_on_history else [IGNORE_INDEX] * len(prompt_ids) + marked[len(prompt_ids) :]
 
     example = TrainingExample(input_ids=ids, attention_mask=[1] * len(ids), labels=labels)
     example.prompt_length = len(prompt_ids)
@@ -144,7 +152,34 @@ def build_training_example(
     return example
 
 
+def check_options(max_length: Any, train_on_history: Any) -> None:
+    if max_length is not None and (type(max_length) is not int or max_length < 2):
+        raise TrainingExampleError(f"max_length: expected an int >= 2, got {max_length!r}")
+    if type(train_on_history) is not bool:
+        raise TrainingExampleError(f"train_on_history: expected True or False, got {train_on_history!r}")
+
+
 # -- rendering ---------------------------------------------------------------------------------------
+
+
+def _answer_message(label: Any) -> dict[str, Any]:
+    """The answer as a fresh OpenAI assistant message, a message label normalised as the history's turns are."""
+    if isinstance(label, str):
+        return {"role": "assistant", "content": label}
+    if not isinstance(label, Mapping):
+        raise TrainingExampleError(
+            f"label: expected the answer as a str or an assistant message dict, got {type(label).__name__}"
+        )
+    from prompter.messages import message_from_dict
+    from prompter.render.openai import message_dict
+
+    message = message_from_dict(label, "label")  # a MessageError names what is wrong with it
+    if message.role != "assistant" or not isinstance(message.content, str):
+        raise TrainingExampleError(
+            "label: a message answer must be the assistant's, with text content (or None beside tool_calls); "
+            f"got role {message.role!r}"
+        )
+    return message_dict(message, keep_null=True, signatures=True)
 
 
 def _renderer(fmt: Any, tokenizer: Any) -> Any:
@@ -335,21 +370,22 @@ def token_offsets(tokenizer: Any, text: str, ids: Sequence[int]) -> list[Span]:
 def _hf_generation_labels(
     tokenizer: Any,
     messages: list[dict[str, Any]],
-    label: str,
+    answer: dict[str, Any],
     tools: list[Any] | None,
     ids: list[int],
     prompt_ids: list[int],
     text: str,
     cut: int,
-) -> list[int]:
-    """transformers' ``return_assistant_tokens_mask`` for a template with ``{% generation %}``, on our ids."""
+) -> list[int] | None:
+    """transformers' ``return_assistant_tokens_mask`` for a template with ``{% generation %}``, on our ids; None
+    when transformers renders another text (tools the format folds in, arguments it parses): no mask to carry."""
+    conversation = [normalize_message(m) for m in [*messages, answer]]
+    options: dict[str, Any] = {"tools": tools, "add_generation_prompt": False}
+    if tokenizer.apply_chat_template(conversation, tokenize=False, **options) != text:
+        logger.warning("transformers renders this example differently from the model's format: mask from the spans")
+        return None
     out = tokenizer.apply_chat_template(
-        [*messages, {"role": "assistant", "content": label}],
-        tools=tools,
-        tokenize=True,
-        return_dict=True,
-        return_assistant_tokens_mask=True,
-        add_generation_prompt=False,
+        conversation, tokenize=True, return_dict=True, return_assistant_tokens_mask=True, **options
     )
     hf_ids, mask = list(out["input_ids"]), list(out["assistant_masks"])
     if hf_ids == ids:

@@ -141,6 +141,9 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     )  # fmt: skip
     if not examples:
         raise ModuleConfigError("finetune: no training examples in data")
+    if all(label == -100 for example in examples for label in example["labels"][1:]):  # the first is never a target
+        cut = f"; max_length={opts.max_length} cut every answer off, raise it" if opts.max_length else ""
+        raise ModuleConfigError(f"finetune: no token of data is learnt (every label is -100){cut}")
     torch.manual_seed(opts.seed)
     model = AutoModelForCausalLM.from_pretrained(source_path, local_files_only=True, dtype=torch.float32)
     _check_ids(examples, int(model.get_input_embeddings().num_embeddings))
