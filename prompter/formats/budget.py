@@ -13,7 +13,8 @@ references for ``str()``.  The limits, per render:
 - :data:`MAX_ALLOC_BYTES` (192 MiB): all large values built, added up, so values kept
   alive in namespaces or macro frames cannot add up past the memory bar;
 - :data:`MAX_WORK` (5,000,000 element comparisons): one sort, ``in``, ``==``, ``max``;
-- the deadline (``time_budget``), checked on every call, loop step and output chunk.
+- the deadline (``time_budget``), checked on every call, loop step and output chunk, and on every
+  64th item lookup (what the `attribute=` filters make, one per item).
 
 Outside a render (jinja folds constant filters at compile time) the same limits apply
 with no deadline.
@@ -50,6 +51,7 @@ __all__ = [
     "check_str",
     "check_time",
     "check_work",
+    "count_lookup",
     "guarded_iter",
     "max_chars",
     "may_probe",
@@ -180,6 +182,19 @@ def check_time() -> None:
     budget = BUDGET.get()
     if budget is not None and time.monotonic() > budget.deadline:
         raise timed_out(budget)
+
+
+_lookups = 0
+
+
+def count_lookup() -> None:
+    """Count one item lookup, and check the deadline every 64: ``sort(attribute=...)``
+    and ``join(attribute=...)`` make one per item from inside ``sorted`` or ``str.join``, where no
+    loop step or output chunk would read the clock (a count shared by threads: it need not be exact)."""
+    global _lookups
+    _lookups += 1
+    if not _lookups & 63:
+        check_time()
 
 
 def check_str(size: int, what: str) -> None:

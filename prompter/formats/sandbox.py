@@ -10,7 +10,7 @@ globals ``raise_exception``, ``strftime_now``, ``dict`` and an underscore-proof
 
 On top of that sandbox (which already refuses ``__class__``, ``__globals__`` and
 friends), a template runs under a budget (:mod:`prompter.formats.budget`): a
-wall-clock deadline, checked on every call, loop step and output chunk, and size caps
+wall-clock deadline, checked on every call, loop step, output chunk and item lookup, and size caps
 that every amplifying builtin is held to *before* it allocates: operators
 (``*``, ``**``, ``%``, ``+``, ``~``), comparisons, methods of ``str`` and friends
 (:mod:`prompter.formats.sandbox_calls`), every filter and test
@@ -44,6 +44,7 @@ from prompter.formats.budget import (
     check_result,
     check_str,
     check_time,
+    count_lookup,
     guarded_iter,
     timed_out,
 )
@@ -233,6 +234,13 @@ def _environment() -> Any:
             if not handled:
                 result = __context.call(__obj, *args, **kwargs)
             return check_result(result)
+
+        def getitem(self, obj: Any, argument: Any) -> Any:
+            # ``sort(attribute=...)``, ``join(attribute=...)``... look items up through here from inside one C
+            # call (``sorted``, ``str.join``), where no loop step reads the clock (``x.y`` in a template is a
+            # step of the template itself, checked by its loops and output)
+            count_lookup()
+            return super().getitem(obj, argument)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "+" and type(left) is str and type(right) is str and len(left) + len(right) < 4096:

@@ -98,7 +98,7 @@ def _wrap(name: str, func: Callable[..., Any], before: Callable[..., None] | Non
                             f"that filter takes at most {SLOW_TEXT_CHARS:,}"
                         )
             if before is not None:
-                replaced = before(*args[at:], **kwargs)
+                replaced = before(*args[at - 1 if name in _WITH_ENVIRONMENT else at :], **kwargs)
                 if replaced is not None:  # the predictor materialised the input: use that
                     args = (*args[:at], replaced, *args[at + 1 :])
         result = func(*args, **kwargs)
@@ -136,7 +136,9 @@ def _join(value: Any, d: Any = "", attribute: Any = None) -> list[Any]:
     items = bounded_list(value, "joins a sequence")
     size = len(str(d)) * max(len(items) - 1, 0)
     check_str(size, "joins text")
-    for item in items:
+    for n, item in enumerate(items):
+        if not n & 1023:
+            check_time()
         if attribute is None:
             size += len(item) if isinstance(item, str) else str_bound(item)
         else:
@@ -217,17 +219,26 @@ def _xmlattr(d: Any, autospace: bool = True) -> None:
         check_str(sum(str_bound(k) + 3 * str_bound(v) + 4 for k, v in d.items()), "builds xml attributes")
 
 
-def _sum(iterable: Any, attribute: Any = None, start: Any = 0) -> list[Any]:
+def _sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> list[Any]:
     items = bounded_list(iterable, "sums a sequence")
-    if not (isinstance(start, (int, float)) and all(isinstance(x, (int, float)) for x in items)):
+    values = items
+    if attribute is not None:  # what is added up is each item's attribute, looked up in the sandbox
+        from jinja2.filters import make_attrgetter
+
+        getter = make_attrgetter(environment, attribute)
+        values = [getter(item) for item in items]
+    if not (isinstance(start, (int, float)) and all(isinstance(x, (int, float)) for x in values)):
         total: Any = start
-        for item in items:  # what sum() would do, with the size of each partial sum checked first
+        for item in values:  # what sum() would do, with the size of each partial sum checked first
             check_time()
             if isinstance(total, (list, tuple)) and isinstance(item, (list, tuple)):
                 check_items(len(total) + len(item), "sums sequences")
             total = check_result(total + item)
     return items
 
+
+_WITH_ENVIRONMENT = frozenset({"sum"})
+"""Predictors given the environment first, as the filter is (to look attributes up in the sandbox)."""
 
 _PREDICTORS: dict[str, Callable[..., Any]] = {
     "sort": _items_for_ordering,

@@ -24,11 +24,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from prompter.errors import PromptError, TemplateTimeoutError
-from prompter.formats.budget import probing
+from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.sandbox import compile_template, render_template
 
 __all__ = ["Traits", "traits_of"]
@@ -68,9 +67,31 @@ def _tool(name: str, description: str) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=256)
+_TRAITS: dict[tuple[str, str | None, str | None], Traits] = {}
+
+
 def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Traits:
-    """The traits of ``source`` rendered with these tokens (probed once, then cached)."""
+    """The traits of ``source`` rendered with these tokens (probed once, then cached).
+
+    Probes that ran out of time give a guess from the source for this render only: a busy
+    moment must not make a template's tools or system message vanish for good. Only after
+    :data:`~prompter.formats.budget.PROBE_TRIES` such sessions is the guess kept (a template
+    that slow renders with its own budget, which decides).
+    """
+    key = (source, bos_token, eos_token)
+    found = _TRAITS.get(key)
+    if found is not None:
+        return found
+    found, complete = _learn(source, bos_token, eos_token)
+    if complete or not probe_timed_out(("traits", *key)):
+        if len(_TRAITS) >= 256:
+            _TRAITS.clear()
+        _TRAITS[key] = found
+    return found
+
+
+def _learn(source: str, bos_token: str | None, eos_token: str | None) -> tuple[Traits, bool]:
+    """The traits probed, and whether the probes finished in time."""
     compiled = compile_template(source)
     base: dict[str, Any] = {k: v for k, v in (("bos_token", bos_token), ("eos_token", eos_token)) if v is not None}
 
@@ -88,9 +109,9 @@ def traits_of(source: str, bos_token: str | None, eos_token: str | None) -> Trai
     names_tools = compiled.uses("tools") or re.search(r"\btools\b", source) is not None
     try:
         with probing():
-            return _probe_all(render, names_tools)
+            return _probe_all(render, names_tools), True
     except _TooSlow:  # what the source says, and the real render (with its own budget) decides
-        return Traits("variable" if names_tools else "none", "documents" in source, "kept", False)
+        return Traits("variable" if names_tools else "none", "documents" in source, "kept", False), False
 
 
 def _probe_all(render: Render, names_tools: bool) -> Traits:

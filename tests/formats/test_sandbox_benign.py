@@ -48,6 +48,8 @@ BENIGN = {
     "groupby": "{% for g in messages|groupby('role') %}{{ g.grouper }}={{ g.list|length }};{% endfor %}",
     "dictsort": "{{ {'b': 1, 'a': 2, 'C': 3}|dictsort }}{{ {'b': 1, 'a': 2}|dictsort(by='value') }}",
     "sum": "{{ nums|sum }}{{ [[1], [2, 3]]|sum(start=[]) }}{{ [0.1, 0.2]|sum }}{{ messages|sum(attribute='x', start=0) if false }}",
+    "sum-attribute": "{{ [{'n': 1}, {'n': 2.5}]|sum(attribute='n') }}{{ [{'l': [1]}, {'l': [2, 3]}]|sum(attribute='l', start=[]) }}"
+    "{{ [{'a': {'b': 4}}]|sum(attribute='a.b', start=1) }}",
     "batch-slice": "{{ nums|batch(2)|list }}{{ nums|batch(2, 0)|list }}{{ nums|slice(2)|list }}{{ nums|slice(3, 0)|list }}",
     "list-reverse": "{{ 'abc'|list }}{{ 'abc'|reverse }}{{ nums|reverse|list }}{{ (nums|list)[1:3] }}{{ 'hello'[::-1] }}",
     "text-filters": "{{ 'hello world'|title }}{{ 'x'|center(5) }}|{{ 'a\nb'|indent(2, true) }}{{ 'a\nb'|indent('> ') }}"
