@@ -166,6 +166,10 @@ def _check_port(port: int) -> None:
 
 def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
     """A started TrainableModule, with progress on stderr (importing torch and loading take seconds)."""
+    if max_new_tokens < 1:
+        # refused here, before the load: a server started with it answers every request that leaves out
+        # max_tokens with a 400 blaming the client for an option it never sent
+        raise ModuleConfigError(f"--max-new-tokens: expected an int >= 1, got {max_new_tokens}")
     require_extra("local")
     folder = Path(path)
     if folder.is_dir() and not (folder / "config.json").is_file():

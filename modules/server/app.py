@@ -20,7 +20,8 @@ What the server promises:
   "code"}}`` with the matching status: 400 invalid request (and
   ``code="context_length_exceeded"``), 404 unknown model or path, 405, 413 body
   over ``max_body_bytes`` (2 MB), 415 a compressed body, 429 over ``max_concurrency`` requests in
-  flight (with ``Retry-After``), 503 while stopping. Messages are capped in
+  flight (with ``Retry-After``), 503 while stopping; HTTP that cannot be parsed gets a 400 (431 for a
+  header block too large) in the same envelope (:mod:`modules.server.protocol`). Messages are capped in
   length and never carry a traceback;
 * user text is tokenized as data (see :func:`modules.local.trainable.encode_with_spans`);
 * requests never mix: the module serialises generation (or batches it, with

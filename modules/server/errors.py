@@ -7,6 +7,7 @@ its message is capped in length and never carries a traceback.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,7 +55,9 @@ def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPErr
     if isinstance(exc, ServerStoppedError):
         return HTTPError(503, str(exc), type="server_error", code="server_shutting_down")
     if isinstance(exc, (ModuleError, ValueError, TypeError, KeyError, LookupError)):
-        return HTTPError(400, str(exc) or type(exc).__name__)
+        message = str(exc) or type(exc).__name__
+        located = _LOCATED.match(message)  # the module's message checks name the message at fault first
+        return HTTPError(400, message, param=located.group(1) if located else None)
     try:
         import jinja2
 
@@ -64,6 +67,10 @@ def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPErr
         pass
     logger.error("request failed", exc_info=exc)
     return HTTPError(500, "internal server error", type="server_error")
+
+
+_LOCATED = re.compile(r"(messages\[\d+\](?:\.[A-Za-z_]\w*|\[\d+\])*): ")
+"""The place a message check names at the start of its error (``messages[2].tool_calls[0]: ...``): its ``param``."""
 
 
 def cancelled_error(state: Any) -> HTTPError:

@@ -76,6 +76,8 @@ class ServerThread:
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, graceful_timeout: int = 5) -> None:
         import uvicorn
 
+        from modules.server.protocol import EnvelopeH11Protocol
+
         self.app = app
         self.config = uvicorn.Config(
             app,
@@ -86,6 +88,7 @@ class ServerThread:
             timeout_graceful_shutdown=graceful_timeout,
             access_log=False,
             h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+            http=EnvelopeH11Protocol,  # unparsable HTTP answered in OpenAI's envelope, not plain text
         )
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, name="prompter-server", daemon=True)

@@ -195,9 +195,22 @@ def refuse_unsupported(body: Any, chat: bool) -> None:
             refuse(key, _WHAT.get(key, f"{key}={json.dumps(value)[:100]}"))
     if chat:
         choice = body.tool_choice
+        if choice is not None and not isinstance(choice, (str, Mapping)):
+            raise HTTPError(
+                400,
+                f"tool_choice: expected 'auto', 'none' or an object naming a function, got {_json_type(choice)}",
+                param="tool_choice",
+            )
         if choice is not None and choice not in _TOOL_CHOICES:
             shown = choice if isinstance(choice, str) else "a named function"
             refuse("tool_choice", f"tool_choice {shown[:100]!r} (only 'auto' and 'none')")
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of *value*'s type, as a 400 says it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "a number", float: "a number", list: "an array"}.get(type(value), "null")
 
 
 def generation_options(body: Any, chat: bool) -> dict[str, Any]:

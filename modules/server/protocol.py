@@ -1,0 +1,60 @@
+"""uvicorn's HTTP/1.1 protocol, answering a request it cannot parse in OpenAI's error envelope.
+
+A request line, header or framing that h11 rejects (``Content-Length: abc``, no
+``Host`` header, a header block over
+:data:`~modules.server.lifecycle.MAX_REQUEST_HEAD_BYTES`, a ``Transfer-Encoding``
+other than chunked) never reaches the app: uvicorn answers it itself, in plain
+text (``Invalid HTTP request received.``). Here that answer is the same
+``{"error": {...}}`` JSON as every other error, with h11's reason in words: 400,
+or 431 for a header block too large. The connection still closes afterwards, as
+it must once the framing is unknown.
+
+The class is always the one used (never ``httptools``, which uvicorn picks where
+it is installed), so the limits and answers are the same on every install.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from http import HTTPStatus
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from modules.server.errors import HTTPError
+
+__all__ = ["EnvelopeH11Protocol", "protocol_error"]
+
+
+def protocol_error(exc: BaseException | None) -> HTTPError:
+    """The envelope for a request h11 refused with *exc* (its ``RemoteProtocolError``, if known)."""
+    reason = str(exc)[:200] if exc is not None else ""
+    hint = getattr(exc, "error_status_hint", 400)
+    status = 431 if hint == 431 else 400  # h11 says 501 for an unknown Transfer-Encoding: the client's fault
+    if status == 431:
+        message = "the request line and headers are too large for this server"
+    else:
+        message = "the request is not valid HTTP/1.1" + (f": {reason}" if reason else "")
+    return HTTPError(status, message)
+
+
+class EnvelopeH11Protocol(H11Protocol):
+    """:class:`H11Protocol` whose answer to an unparsable request is OpenAI's error envelope."""
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn calls this from inside its ``except h11.RemoteProtocolError`` block, without the
+        # exception: it is the one being handled.
+        handled = sys.exc_info()[1]
+        err = protocol_error(handled if isinstance(handled, h11.RemoteProtocolError) else None)
+        body = json.dumps(err.body()).encode("ascii")
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        reason = HTTPStatus(err.status).phrase.encode()
+        for event in (h11.Response(status_code=err.status, headers=headers, reason=reason), h11.Data(data=body)):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
+        self.transport.close()
