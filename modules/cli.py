@@ -27,6 +27,7 @@ import argparse
 import gc
 import importlib.util
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -126,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(_COMMANDS[args.command](args) or 0)
     except (PromptError, ModuleError) as error:  # a mistake in what was asked: say what, no traceback
         parser.exit(2, f"prompter {args.command}: error: {_one_line(error)}\n")
+    except BrokenPipeError:  # `prompter view ... | head`: the reader has gone, which is no error of ours
+        # stdout's last flush at exit would fail again: point it at nothing first
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def progress(message: str) -> None:
