@@ -169,10 +169,12 @@ def view(
     for job in the_plan.jobs():
         header = f"--- sample {job['index']} ({job['kind']}) ---"
         out.write((f"\x1b[1;36m{header}\x1b[0m" if colour else header) + "\n")
-        prompts = job["origin_prompt"] if isinstance(job["origin_prompt"], list) else [job["origin_prompt"]]
+        prompts = job["origin_prompt"] if job["kind"] == "ppl" else [job["origin_prompt"]]
         labels = job.get("labels") or [None] * len(prompts)
         for label, prompt in zip(labels, prompts, strict=True):
             if label is not None:
                 out.write((f"\x1b[33m[{label}]\x1b[0m" if colour else f"[{label}]") + "\n")
-            out.write(prompt + "\n")
+            # an API model's prompt is its turns: one JSON object a line, exactly as they are sent
+            shown = prompt if isinstance(prompt, str) else "\n".join(json.dumps(t, ensure_ascii=False) for t in prompt)
+            out.write(shown + "\n")
     return 0

@@ -1,6 +1,9 @@
 """Reading evaluation datasets: JSONL and CSV files, or a Hugging Face ``datasets`` split.
 
-Every sample is a plain ``dict`` of its fields; the caller's files are only read.
+Every sample is a plain ``dict`` of its fields; the caller's files are only read. A
+Hugging Face dataset has named splits (``"hf:NAME"``, or a ``datasets.DatasetDict``):
+:func:`load_samples` reads one of them, and a split it lacks is a
+:class:`~modules.errors.ModuleConfigError` naming the splits it has.
 
 >>> import json, tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.jsonl"
@@ -14,12 +17,13 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from modules.errors import MissingExtraError, ModuleConfigError
 
-__all__ = ["load_samples"]
+__all__ = ["has_splits", "hf_splits", "load_samples"]
 
 _FIELD_LIMIT = 2**31 - 1
 """The longest CSV field read (the csv module's own default is 128 KiB; long-context datasets exceed it)."""
@@ -28,15 +32,17 @@ _FIELD_LIMIT = 2**31 - 1
 def load_samples(source: str | Path | Any, *, split: str | None = None) -> list[dict[str, Any]]:
     """The samples of ``source``: a ``.jsonl`` / ``.json`` / ``.csv`` path, a list of dicts, or an HF dataset.
 
-    A ``"hf:NAME"`` source loads ``datasets.load_dataset(NAME, split=split)`` from the
-    local cache only (the ``datasets`` package is an optional extra).
+    A ``"hf:NAME"`` source (see :func:`hf_splits`) or a ``datasets.DatasetDict`` gives its
+    split ``split`` (``"test"`` when None); a file or a list has no splits and ignores it.
     """
     if isinstance(source, list):
         return [_sample(s, f"samples[{i}]") for i, s in enumerate(source)]
+    if isinstance(source, str) and source.startswith("hf:"):
+        return _split(hf_splits(source), split or "test", source)
+    if has_splits(source):
+        return _split(source, split or "test", type(source).__name__)
     if hasattr(source, "column_names") and hasattr(source, "__iter__"):  # a datasets.Dataset
         return [_sample(row, f"dataset[{i}]") for i, row in enumerate(source)]
-    if isinstance(source, str) and source.startswith("hf:"):
-        return _hf(source[3:], split)
     path = Path(source)
     if not path.is_file():
         raise ModuleConfigError(f"dataset {str(path)!r}: no such file (give a .jsonl, .json or .csv file)")
@@ -107,10 +113,33 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _hf(name: str, split: str | None) -> list[dict[str, Any]]:
+def has_splits(source: object) -> bool:
+    """Whether ``source`` names splits: an ``"hf:NAME"`` source or a ``datasets.DatasetDict``."""
+    if isinstance(source, str):
+        return source.startswith("hf:")
+    return isinstance(source, Mapping) and hasattr(source, "column_names")
+
+
+def hf_splits(source: str) -> Any:
+    """The ``datasets.DatasetDict`` of an ``"hf:NAME"`` source: ``datasets.load_dataset(NAME)``, reusing
+    the local cache, where NAME is a Hub dataset or a local folder in a layout it reads
+    (``train.jsonl`` / ``test.jsonl`` ..., ``data/test-*.parquet``). The ``datasets`` package is an
+    optional extra."""
     try:
         datasets = importlib.import_module("datasets")
     except ImportError as exc:
         raise MissingExtraError("an hf: dataset needs the 'datasets' package: pip install datasets") from exc
-    loaded = datasets.load_dataset(name, split=split or "test", download_mode="reuse_cache_if_exists")
-    return [dict(row) for row in loaded]
+    name = source[3:]
+    try:
+        return datasets.load_dataset(name, download_mode="reuse_cache_if_exists")
+    except OSError as exc:  # no such folder, or a Hub dataset neither cached nor reachable
+        raise ModuleConfigError(
+            f"dataset {source!r}: cannot be loaded ({exc}); give a dataset in the local Hugging Face cache "
+            "or a folder that datasets.load_dataset reads"
+        ) from None
+
+
+def _split(splits: Any, split: object, where: str) -> list[dict[str, Any]]:
+    if not isinstance(split, str) or split not in splits:
+        raise ModuleConfigError(f"{where}: no split {split!r}; its splits are {[str(name) for name in splits]}")
+    return [_sample(row, f"{where}[{split!r}][{i}]") for i, row in enumerate(splits[split])]

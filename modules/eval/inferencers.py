@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError
+from modules.eval.api_prompts import api_input, api_prompt
 from prompter.templates import MetaTemplate, PromptTemplate
 from prompter.templates.batch import render_label_prompts, render_prompts
 from prompter.templates.retrievers import BaseRetriever
@@ -47,6 +48,7 @@ class Prompts:
     meta: MetaTemplate
     ice_template: PromptTemplate | None = None
     prompt_template: PromptTemplate | None = None
+    api: bool = False  # whether the model is asked in turns (an API model: modules.eval.api_prompts)
 
 
 def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
@@ -55,25 +57,24 @@ def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
-UPSTREAM_OPTIONS = frozenset(
-    {
-        "model", "max_seq_len", "min_out_len", "batch_size", "output_json_filepath", "output_json_filename",
-        "save_every", "multiround", "dump_timer", "dump_res_length", "dump_only_message_path", "generation_kwargs",
-        "labels", "max_out_len", "normalizing_str", "fix_id_list",
-    }
-)  # fmt: skip
+UPSTREAM_OPTIONS = frozenset({
+    "model", "max_seq_len", "min_out_len", "batch_size", "output_json_filepath", "output_json_filename",
+    "save_every", "multiround", "dump_timer", "dump_res_length", "dump_only_message_path", "generation_kwargs",
+    "labels", "max_out_len", "normalizing_str", "fix_id_list",
+})  # fmt: skip
 """Inferencer options of OpenCompass/AISBench configs that a pasted config may give and are not used here."""
 
 
 def _check_options(name: str, extra: Mapping[str, Any], used: Sequence[str]) -> None:
     """A misspelled option (close to one we use, and no upstream option) is an error naming it; other upstream
-    options are ignored, as OpenCompass ignores the options an inferencer does not take."""
+    options are ignored, as OpenCompass ignores the options an inferencer does not take. A ``fix_id_list``
+    (older configs gave it to the inferencer) is refused as OpenCompass refuses it: ignored, the run is zero-shot."""
+    if extra.get("fix_id_list"):
+        raise ModuleConfigError(f"{name}: fix_id_list goes to retriever=dict(type='FixKRetriever', fix_id_list=...)")
     for key in extra:
         close = difflib.get_close_matches(str(key), used, 1)
         if key not in UPSTREAM_OPTIONS and close:
-            raise ModuleConfigError(
-                f"{name}: unknown option {key!r} (did you mean {close[0]!r}?); it takes {list(used)}"
-            )
+            raise ModuleConfigError(f"{name}: unknown option {key!r} (did you mean {close[0]!r}?); it takes {[*used]}")
 
 
 def _text(prompt: Any) -> str:
@@ -121,14 +122,16 @@ class GenInferencer:
             prompt_template=prompts.prompt_template,
             gen_field_replace_token=self.gen_field_replace_token,
         )
-        text = prompts.meta.parse(prompt, mode="gen")
+        text = api_prompt(prompts.meta, prompt) if prompts.api else _text(prompts.meta.parse(prompt, mode="gen"))
         gold = entry.get(r.output_column) if r.output_column else None
-        return {"index": index, "kind": "gen", "origin_prompt": _text(text), "gold": gold}
+        return {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold}
 
     def jobs(
         self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
     ) -> list[dict[str, Any]]:
         """Every sample's :meth:`job`, rendered as a batch (the same text, the shared work done once)."""
+        if prompts.api:
+            return [self.job(prompts, i, entry, ids) for i, (entry, ids) in enumerate(zip(tests, ice_ids, strict=True))]
         r = prompts.retriever
         texts = render_prompts(
             r,
@@ -153,14 +156,12 @@ class GenInferencer:
         """Generate for one job; the record written to the predictions file."""
         prompt = job["origin_prompt"]
         stops = list(self.stopping_criteria)
-        options: dict[str, Any] = {"max_new_tokens": self.max_out_len}
-        if stops:
-            options["stop"] = stops
-        if hasattr(module, "prepare_text") and hasattr(module, "generate"):
+        options: dict[str, Any] = {"max_new_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
+        if isinstance(prompt, str) and hasattr(module, "prepare_text") and hasattr(module, "generate"):
             text = module.generate(module.prepare_text(prompt, **options)).text
         else:
             options = {"max_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
-            text = module(prompt, **options)
+            text = module(api_input(prompt), **options)
             if not isinstance(text, str):
                 raise ModuleConfigError(f"the module answered {type(text).__name__}, not text; Gen needs text answers")
         return {**job, "prediction": cut_at_stop_words(text, stops)}
@@ -361,11 +362,12 @@ class MultiTurnGenInferencer:
             raise ModuleConfigError(f"infer_mode: expected 'every', 'every_with_gt' or 'last', got {infer_mode!r}")
         self.infer_mode = infer_mode
         self.gen = GenInferencer(max_out_len=max_out_len, stopping_criteria=stopping_criteria)
-        self.meta: MetaTemplate | None = None  # set by the plan: answer() writes each turn with it
+        self.meta: MetaTemplate | None = None  # set by the plan, with api: answer() writes each turn with them
+        self.api = False
 
     def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
         """The whole sample, every turn answered with the ground truth (the turns are cut from it)."""
-        self.meta = prompts.meta
+        self.meta, self.api = prompts.meta, prompts.api
         template: Any = prompts.prompt_template
         if not hasattr(template, "generate_turns"):
             raise ModuleConfigError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate as prompt_template")
@@ -380,10 +382,10 @@ class MultiTurnGenInferencer:
 
         meta = self.meta or MetaTemplate()
         predictions: list[str] = []
-        texts: list[str] = []
+        texts: list[Any] = []
 
         def respond(prompt: Any) -> str:
-            text = _text(meta.parse(prompt, mode="gen"))
+            text = api_prompt(meta, prompt) if self.api else _text(meta.parse(prompt, mode="gen"))
             texts.append(text)
             reply: str = self.gen.answer(module, {"origin_prompt": text})["prediction"]
             predictions.append(reply)

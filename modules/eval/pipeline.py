@@ -1,9 +1,10 @@
 """From a pasted OpenCompass/AISBench dataset config to the jobs of one evaluation.
 
 A dataset config names its samples (``path``, and ``index_path`` for the examples
-retrievers choose from; the test samples themselves by default), what the reader
-takes (``reader_cfg``: ``input_columns``, ``output_column``, ``train_range`` and
-``test_range`` as OpenCompass reads them) and how prompts are
+retrievers choose from; the test samples themselves by default, or for a dataset
+with splits, ``"hf:NAME"``, its ``train`` split), what the reader takes
+(``reader_cfg``: ``input_columns``, ``output_column``, ``train_split`` /
+``test_split`` and ``train_range`` / ``test_range`` as OpenCompass reads them) and how prompts are
 made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
 ``inferencer``, each a ``dict(type=...)``). A model config names the module
 (``type="TrainableModule"`` with its ``path``, or ``"OnlineChatModule"``) and its
@@ -29,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from modules.errors import ModuleConfigError
-from modules.eval.datasets import load_samples
+from modules.eval.api_prompts import asks_in_turns
+from modules.eval.datasets import has_splits, hf_splits, load_samples
 from modules.eval.inferencers import GenInferencer, MultiTurnGenInferencer, PPLInferencer, Prompts
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.config import build, build_meta, type_name
+from prompter.templates.retrievers import ZeroRetriever
 
 __all__ = ["INFERENCERS", "MODEL_KEYS", "Plan", "build_module", "plan"]
 
@@ -72,9 +75,10 @@ class Plan:
         ]
 
 
-READER_KEYS = ("input_columns", "output_column", "train_range", "test_range")
-READER_UNUSED = ("input_template", "output_template", "train_split", "test_split")
-"""``reader_cfg`` keys used, and OpenCompass's that are accepted with no effect on a file's samples."""
+READER_KEYS = ("input_columns", "output_column", "train_split", "train_range", "test_split", "test_range")
+READER_UNUSED = ("input_template", "output_template")
+"""``reader_cfg`` keys used (the splits only by a dataset that has splits), and OpenCompass's that are accepted
+with no effect."""
 
 
 def _reader(cfg: Any) -> dict[str, Any]:
@@ -123,13 +127,54 @@ def _partial(samples: list[dict[str, Any]], size: Any, where: str) -> list[dict[
     return [samples[i] for i in order[:size]]
 
 
-def _samples(value: Any, base: Path, where: str) -> list[dict[str, Any]]:
-    if isinstance(value, (str, Path)) and not str(value).startswith("hf:") and not Path(value).is_absolute():
+def _samples(value: Any, base: Path, where: str, reader: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A file's samples, or (``reader`` given: the ``index_path``) the ``train_split`` of a dataset with splits."""
+    if has_splits(value):
+        return _split_of(_open_splits(value, base), value, reader or {}, "train_split", "train")
+    if isinstance(value, (str, Path)) and not Path(value).is_absolute():
         value = base / value
     try:
         return load_samples(value)
     except ModuleConfigError as exc:
         raise ModuleConfigError(f"{where}: {exc}") from None
+
+
+def _open_splits(source: Any, base: Path) -> Any:
+    """The splits of an ``"hf:NAME"`` source (a relative folder is read beside the config, as files are)."""
+    if not isinstance(source, str):
+        return source  # a datasets.DatasetDict
+    name = source[3:]
+    if name and not Path(name).is_absolute() and (base / name).is_dir():
+        source = f"hf:{base / name}"
+    return hf_splits(source)
+
+
+def _split_of(splits: Any, source: Any, reader: Mapping[str, Any], key: str, default: str) -> list[dict[str, Any]]:
+    split = reader.get(key, default)
+    if not isinstance(split, str) or split not in splits:
+        what = repr(source) if isinstance(source, str) else "the dataset"
+        remedy = ", or give index_path" if key == "train_split" else ""
+        raise ModuleConfigError(
+            f"reader_cfg[{key!r}]: {what} has no split {split!r}; its splits are "
+            f"{[str(name) for name in splits]}: name one of them{remedy}"
+        )
+    return load_samples(splits, split=split)
+
+
+def _split_samples(
+    dataset: Mapping[str, Any], reader: Mapping[str, Any], base: Path, zero_shot: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The test samples and the index set of a dataset with splits, as OpenCompass's reader takes them: the
+    tests from ``test_split`` (``"test"``), the examples from ``train_split`` (``"train"``), never from the tests
+    unless the config says so. A zero-shot run reads no examples (a dataset may have only a test split)."""
+    source = dataset["path"]
+    splits = _open_splits(source, base)
+    tests = _split_of(splits, source, reader, "test_split", "test")
+    if "index_path" in dataset:
+        return tests, _samples(dataset["index_path"], base, "dataset['index_path']", reader)
+    if zero_shot and "train_split" not in reader:
+        return tests, []
+    return tests, _split_of(splits, source, reader, "train_split", "train")
 
 
 def plan(
@@ -150,14 +195,19 @@ def plan(
     if "path" not in dataset:
         raise ModuleConfigError("dataset: no 'path' (a .jsonl/.json/.csv file, or a list of samples)")
     reader = _reader(dataset.get("reader_cfg"))
-    whole = _samples(dataset["path"], base, "dataset['path']")
+    infer = dict(dataset.get("infer_cfg") or {})
+    if has_splits(dataset["path"]):
+        zero_shot = _is_zero(infer.get("retriever", {"type": "ZeroRetriever"}))
+        whole, index = _split_samples(dataset, reader, base, zero_shot)
+    else:
+        whole = _samples(dataset["path"], base, "dataset['path']")
+        has_index = "index_path" in dataset
+        index = _samples(dataset["index_path"], base, "dataset['index_path']", reader) if has_index else whole
     samples = _partial(whole, reader.get("test_range"), "test_range")
     # the examples come from the whole dataset: a limit shows the first samples as the full run renders them
-    index = _samples(dataset["index_path"], base, "dataset['index_path']") if "index_path" in dataset else whole
     index = _partial(index, reader.get("train_range"), "train_range")
     tests = samples if limit is None else samples[:limit]
     output_column = reader.get("output_column")
-    infer = dict(dataset.get("infer_cfg") or {})
     known = ("ice_template", "prompt_template", "retriever", "inferencer")
     unknown = sorted(map(str, set(infer) - set(known)))
     if unknown:
@@ -183,15 +233,27 @@ def plan(
         inferencer_cfg = {**inferencer_cfg, "max_out_len": model["max_out_len"]}
     inferencer = build(inferencer_cfg, INFERENCERS, where="inferencer")
     meta = build_meta(model.get("meta_template"), compat=compat)
-    prompts = Prompts(retriever, meta, ice_t, prompt_t)
+    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=asks_in_turns(model.get("type"), meta))
     if isinstance(inferencer, MultiTurnGenInferencer):
-        inferencer.meta = meta
+        inferencer.meta, inferencer.api = meta, prompts.api
     labels: list[Hashable] = []
     if isinstance(inferencer, PPLInferencer):
         labels = inferencer.labels or retriever.get_labels(samples, ice_template=ice_t, prompt_template=prompt_t)
     source = dataset["path"]
-    name = str(dataset.get("abbr") or ("data" if isinstance(source, list) else Path(str(source)).stem))
+    if isinstance(source, str) and source.startswith("hf:"):
+        source = source[3:]
+    name = str(dataset.get("abbr") or (Path(source).stem if isinstance(source, (str, Path)) else "data"))
     return Plan(name, tests, prompts, inferencer, labels)
+
+
+def _is_zero(retriever: Any) -> bool:
+    """Whether a retriever (config) chooses no examples, so that no index set need be read."""
+    if isinstance(retriever, Mapping):
+        kind = retriever.get("type")
+        return (isinstance(kind, type) or (isinstance(kind, str) and bool(kind.strip()))) and (
+            type_name(kind) == "ZeroRetriever"
+        )
+    return isinstance(retriever, ZeroRetriever)
 
 
 def build_module(model: Mapping[str, Any]) -> Any:

@@ -236,7 +236,11 @@ def api_parse(
         return [api_parse(meta, p, mode, compat) for p in prompt]  # type: ignore[arg-type]
     items = _items(prompt)
     if not meta.round:
-        return _api_plain(items, compat)
+        plain = _api_plain(items, compat)
+        if meta.messages and compat == "opencompass" and isinstance(plain, str):
+            # upstream fails on a PromptList with a list-form meta template; its messages are woven in, never lost
+            return merge_messages(meta.messages, [{"role": "user", "content": plain}])
+        return plain
     roles = _roles(meta)
     out: list[dict[str, Any]] = []
     generate = True

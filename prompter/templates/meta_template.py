@@ -193,7 +193,8 @@ class MetaTemplate:
         Consecutive turns of the same ``api_role`` are joined with ``"\\n"``; in gen mode
         the model's own last turn is left out. A string becomes one ``HUMAN`` turn. The meta
         ``begin`` opens the first turn's text and ``end`` closes the last one's (as :meth:`parse`
-        writes them: ``end`` not in gen mode when the model's turn stopped the prompt).
+        writes them: ``end`` not in gen mode when the model's turn stopped the prompt). A list-form
+        meta template's messages (:meth:`from_messages`) are woven into the turns, as OpenAI-style messages.
 
         >>> api = MetaTemplate(round=[dict(role="HUMAN", api_role="HUMAN"),
         ...                           dict(role="BOT", api_role="BOT", generate=True)])
@@ -207,6 +208,12 @@ class MetaTemplate:
         if self.compat is not None:
             # upstream's exact value: a str, a PromptList (its first item the meta begin), or messages
             return compat_meta.api_parse(self, prompt, mode, self.compat)  # type: ignore[return-value]
+        turns = self._api_turns(prompt, mode)
+        if self.messages:  # a list-form meta template's messages are woven in, as into messages: never dropped
+            return compat_meta.merge_messages(self.messages, api_to_messages(turns))
+        return turns
+
+    def _api_turns(self, prompt: PromptList | Sequence[PromptItem] | str, mode: Mode) -> list[dict[str, Any]]:
         if isinstance(prompt, str):
             return [{"role": "HUMAN", "prompt": prompt}]
         items = _items(prompt)

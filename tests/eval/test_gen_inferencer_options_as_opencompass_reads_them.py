@@ -97,3 +97,10 @@ def test_an_inferencers_own_max_out_len_wins_over_the_model_configs() -> None:
     dataset = _dataset("</E>Q: {q}\nA: {a}", {"type": "GenInferencer", "max_out_len": 8})
     assert plan(dataset, model={"max_out_len": 1024}).inferencer.max_out_len == 8  # type: ignore[union-attr]
     assert plan(_dataset("{q}</E>", {"type": "GenInferencer"}), model={}).inferencer.max_out_len == 256  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("kind", ["GenInferencer", "PPLInferencer", "MultiTurnGenInferencer"])
+def test_fix_id_list_given_to_the_inferencer_is_refused_as_opencompass_refuses_it(kind: str) -> None:
+    # older OpenCompass configs gave the examples to the inferencer; ignoring them ran zero-shot in silence
+    with pytest.raises(ModuleConfigError, match=r"fix_id_list goes to retriever=dict\(type='FixKRetriever'"):
+        plan(_dataset("</E>Q: {q}\nA: {a}", {"type": kind, "fix_id_list": [0, 1]}), model={})
