@@ -66,7 +66,7 @@ class StopMatcher:
         window = self.tail + piece
         hits = [i for i in (window.find(s) for s in self.stops) if i >= 0]
         start = self.before_tail
-        self.tail = window[len(window) - self.keep :] if self.keep else ""
+        self.tail = window[max(0, len(window) - self.keep) :] if self.keep else ""
         self.before_tail += len(window) - len(self.tail)
         return start + min(hits) if hits else None
 
@@ -273,6 +273,8 @@ class DeltaCutter:
         self.pending += piece
         upto = cut if cut is not None else self.n_received - self.hold
         ready = self.pending[: max(0, upto - self.n_sent)]
+        if self.syntax:  # whitespace that may end the text before a tool call waits: the answer drops it
+            ready = ready[: len(ready.rstrip())]
         if not ready:
             return None
         self.n_sent += len(ready)

@@ -37,7 +37,9 @@ def parse_tool_calls(
     eos. Without one, the JSON value (an object or a list of objects) after
     ``start`` holds the calls (Mistral ``[TOOL_CALLS] [...]``). A call is
     ``{"name": ..., "arguments"|"parameters": {...}}``. Blocks that are not
-    valid JSON are left in the text, untouched.
+    valid JSON are left in the text, untouched. With calls, the text loses its
+    trailing whitespace but keeps its leading whitespace, as a stream of the same
+    answer must (it has sent that by the time a call shows up).
 
     >>> text, calls = parse_tool_calls('Sure.<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
     >>> text, calls[0]["function"]
@@ -72,7 +74,7 @@ def parse_tool_calls(
         if j < 0:
             break
         pos = j + len(end)
-    return "".join(kept).strip() if calls else text, calls
+    return "".join(kept).rstrip() if calls else text, calls
 
 
 def json_prefix(text: str) -> Any:

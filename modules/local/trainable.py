@@ -51,9 +51,9 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from modules.base import Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.base import AssistantMessage, ChatStream, Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
     DOCS_URL,
     ContextLengthError,
@@ -83,7 +83,8 @@ from modules.local.tool_calls import parse_tool_calls
 from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock
 from modules.local.vocab import Vocab
-from modules.online.aio import AsyncCalls, AsyncRunner
+from modules.online.aio import AsyncCalls, AsyncChatStream, AsyncRunner
+from modules.online.response import Response
 
 if TYPE_CHECKING:
     from modules.local.training.data import ExampleSet
@@ -101,6 +102,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+_TASK = threading.local()  # .cancel: the flag of the acall/arespond a worker thread runs (see _cancellable)
 
 
 # -- the module -------------------------------------------------------------------------------------
@@ -245,7 +248,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         """The messages the last call's ``trim="oldest"`` dropped (empty when none)."""
         # acall/arespond/astream run m(...)/respond/stream on these threads, shared by share() handles;
         # generation itself is serialised (or batched), so a few more than a batch is plenty
-        self._async = AsyncRunner(min(1024, max(8, 2 * max_batch_size)))
+        self._async = _ModelRunner(min(1024, max(8, 2 * max_batch_size)), self._backend)
 
     def __repr__(self) -> str:
         state = "started" if self._backend.model is not None else "not started"
@@ -594,7 +597,76 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     # -- generating ------------------------------------------------------------------------------
 
     def _complete(self, request: LocalRequest) -> Completion:
-        return self.generate(request)
+        return self.generate(request, getattr(_TASK, "cancel", None))  # None outside an acall/arespond
+
+    # -- async calls: the sync calls on the module's workers, refused at once when it is stopped --------
+
+    async def acall(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> str | AssistantMessage:
+        """``await m.acall(...)``: ``m(...)`` on the module's async workers (none start while it is stopped)."""
+        self._refuse_if_stopped(input, history, tools, generation)
+        return await self._cancellable(self.__call__, input, history, tools, **generation)
+
+    async def arespond(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> Response:
+        """``await m.arespond(...)``: ``m.respond(...)`` on the module's async workers."""
+        self._refuse_if_stopped(input, history, tools, generation)
+        return await self._cancellable(self.respond, input, history, tools, **generation)
+
+    def astream(
+        self,
+        input: ModuleInput = "",
+        history: Sequence[Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **generation: Any,
+    ) -> AsyncChatStream:
+        """``async for piece in m.astream(...)``: ``m.stream(...)``, each step on the module's async workers.
+
+        As ``m.stream(...)``, the request is built here, so a wrong argument (an unknown keyword, a
+        malformed history) or a stopped module raises at the call, not at the first step.
+        """
+        request = self.build_request(input, history, tools, **generation)
+        if self._backend.model is None:
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
+        return AsyncChatStream(self._async_runner(), lambda: ChatStream(self._stream(request)))
+
+    async def _cancellable(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``function(*args, **kwargs)`` on a worker; cancelling the awaiting task stops its generation at the
+        next token (as leaving an ``astream`` does) instead of letting it run to ``max_new_tokens``."""
+        cancelled = threading.Event()
+
+        def run() -> T:
+            _TASK.cancel = cancelled
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _TASK.cancel = None
+
+        return await self._async_runner().job(run, cancelled)
+
+    def _refuse_if_stopped(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: Mapping[str, Any],
+    ) -> None:
+        """The sync call's error for a call on a stopped module, raised here so no worker thread starts:
+        a wrong argument's error first (the sync call builds its request before it needs the model),
+        else :class:`~modules.errors.ModelNotStartedError`."""
+        if self._backend.model is None:
+            self.build_request(input, history, tools, **generation)
+            raise ModelNotStartedError(f"{self!r}: call start() before generating")
 
     def _stream(self, request: LocalRequest) -> Iterator[StreamDelta]:
         return self.generate_stream(request)
@@ -754,6 +826,22 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         self._load_tokenizer()
         syntax: tuple[str, str | None] | None = self._backend.vocab.tool_syntax
         return syntax
+
+
+class _ModelRunner(AsyncRunner):
+    """A TrainableModule's async workers: a job that ends with the model stopped (``stop()`` ran meanwhile)
+    ends them again, as ``stop()`` did, so that no worker outlives the model."""
+
+    def __init__(self, workers: int, backend: _Backend) -> None:
+        super().__init__(workers)
+        self._backend = backend
+
+    async def job(self, function: Callable[[], T], cancelled: threading.Event | None = None) -> T:
+        try:
+            return await super().job(function, cancelled)
+        finally:
+            if self._backend.model is None:
+                self.close()
 
 
 def _from_hf_cache(name: str) -> str:
