@@ -47,7 +47,7 @@ import copy
 import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NoReturn, TypedDict, TypeVar, cast
 
 from modules.errors import ModuleConfigError
 
@@ -91,6 +91,18 @@ OPENAI_OPTIONS = frozenset(
 #: What :attr:`ModuleBase.generation_options` holds unless a module declares its own: OpenAI's fields
 #: plus the local model's ``top_k`` and ``max_new_tokens``.
 GENERATION_OPTIONS = OPENAI_OPTIONS | {"top_k", "max_new_tokens"}
+
+_UNSET: Any = object()  # share()'s LazyLLM keywords left out
+
+#: LazyLLM's ``share()`` keywords, with what takes their place.
+_SHARE_REMEDIES = {
+    "format": "an output formatter is not part of a module; read the answer m(input) returns (the "
+    "prompter's get_response extracts it) and parse it yourself, e.g. json.loads",
+    "stream": "streaming is per call: use m.stream(input) (or m.astream) for pieces; m(input) returns the "
+    "whole answer",
+    "history": "the conversation is given per call: m(input, history=[...]) (llm_chat_history= is accepted "
+    "as LazyLLM's name)",
+}
 
 #: LazyLLM's call keywords that prompter names differently, with the remedy.
 _LAZYLLM_KEYWORDS = {
@@ -258,6 +270,11 @@ def as_prompter(prompt: Any) -> PrompterBase:
 
     if prompt is None:
         return EmptyPrompter()
+    if isinstance(prompt, type):  # ChatPrompter, not ChatPrompter(...): it would fail only at the first call
+        raise ModuleConfigError(
+            f"prompt: expected a prompter instance, got the class {prompt.__name__}; "
+            f"create one first, e.g. .prompt({prompt.__name__}(...))"
+        )
     if isinstance(prompt, PrompterBase):
         return prompt
     if isinstance(prompt, (str, Mapping)):
@@ -340,17 +357,31 @@ class ModuleBase(Generic[RequestT]):
             self._prompter = as_prompter(None)
         return self._prompter
 
-    def share(self: M, prompt: Any = None) -> M:
+    def share(
+        self: M, prompt: Any = None, format: Any = _UNSET, stream: Any = _UNSET, history: Any = _UNSET
+    ) -> M:
         """A second handle on the same backend, with its own prompter.
 
         The backend (connection pool, loaded model, settings) is shared; only
-        the prompter differs. ``prompt`` is read as in :meth:`prompt`.
+        the prompter differs. ``prompt`` is read as in :meth:`prompt`. LazyLLM's
+        ``format=``, ``stream=`` and ``history=`` are a :class:`ModuleConfigError`
+        naming what takes their place.
         """
+        for name, value in (("format", format), ("stream", stream), ("history", history)):
+            if value is not _UNSET:
+                raise ModuleConfigError(f"share({name}=...) (a LazyLLM keyword): {_SHARE_REMEDIES[name]}")
         twin = copy.copy(self)
         twin._prompter = as_prompter(prompt)
         return twin
 
     # -- calls -----------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """LazyLLM's ``forward``: a :class:`ModuleConfigError` naming the call that replaces it."""
+        raise ModuleConfigError(
+            "forward(...) (a LazyLLM method): call the module itself, m(input, history=..., tools=...), "
+            "or m.stream(input) for pieces"
+        )
 
     def build_request(
         self,

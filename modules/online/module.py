@@ -64,7 +64,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
+from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -378,6 +378,13 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     def _request_id(self, headers: Mapping[str, str]) -> str | None:
         found = request_id_of(headers)
         return None if found is None else self._scrub(found)
+
+    def start(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """LazyLLM's ``start()``: an online module deploys nothing, so a :class:`ModuleConfigError` says so."""
+        raise ModuleConfigError(
+            "start() (a LazyLLM method): an online module has nothing to start or deploy; leave it out and "
+            "call the module, m(input) (TrainableModule(path).start() loads a local model)"
+        )
 
     def close(self) -> None:
         """Close the connection pool (shared by every ``share()`` handle)."""

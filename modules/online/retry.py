@@ -28,7 +28,9 @@ exactly, without waiting:
 
 from __future__ import annotations
 
+import datetime
 import email.utils
+import math
 import random as _random
 import time
 from collections.abc import Callable, Mapping
@@ -56,29 +58,39 @@ def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = tim
     """Seconds the server asks us to wait, from ``retry-after-ms`` or ``Retry-After``; None if absent.
 
     ``Retry-After`` may be seconds (``"2"``, ``"1.5"``) or an HTTP date
-    (``"Wed, 21 Oct 2015 07:28:00 GMT"``), read against ``now()``.
+    (``"Wed, 21 Oct 2015 07:28:00 GMT"``, always UTC), read against ``now()``. A value that is not a
+    finite number (``nan``) is unreadable: ``retry-after-ms: nan`` leaves the decision to ``Retry-After``.
     """
-    ms = _header(headers, "retry-after-ms")
+    ms = _number(_header(headers, "retry-after-ms"))
     if ms is not None:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
+        return ms / 1000.0
     value = _header(headers, "retry-after")
     if value is None:
         return None
-    value = value.strip()
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
     try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
     if when is None:
         return None
+    if when.tzinfo is None:  # "-0000" (or no zone): an HTTP-date is always UTC (RFC 9110, 5.6.7), never local time
+        when = when.replace(tzinfo=datetime.timezone.utc)
     return when.timestamp() - now()
+
+
+def _number(value: str | None) -> float | None:
+    """A header's finite number; None when absent or unreadable (``nan`` and ``inf`` say no delay, so the
+    next header, or the backoff, decides)."""
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) ->
 def empty_turn_error(where: str, role: str, dialect: str) -> UnsupportedContentError:
     """The error for a user or assistant turn without text, which Anthropic and Gemini reject."""
     remedy = (
-        "put the input in the user turn with a {'system': ..., 'user': ...} instruction "
+        "give the conversation a user turn with text (system messages alone make none), or put the input in "
+        "the user turn with a {'system': ..., 'user': ...} instruction "
         "(e.g. {'user': 'Translate {input} into French.'}), or use format='openai'"
         if role == "user"
         else "give the assistant message some text (or tool calls), or use format='openai'"

@@ -16,7 +16,10 @@ What differs from OpenAI's chat completions:
   items, as the multimodal models take it (the URL may be an ``http(s)``, a
   ``data:`` or, for a local file, a ``file://`` URL);
 * a tool result carries the ``tool_call_id`` it answers and the function
-  ``name``.
+  ``name``;
+* an assistant message carries text only (the API's assistant ``content`` is
+  the model's reply text): an image, audio or video part there is an
+  :class:`~prompter.errors.UnsupportedContentError`, as for OpenAI and GLM.
 
 Tool calls and tools are OpenAI's (arguments as a JSON string).
 
@@ -34,7 +37,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message, text_of
 from prompter.render.common import conversation_messages, lift_system, tool_call_names
-from prompter.render.openai import tool_call_dicts
+from prompter.render.openai import refuse_assistant_media, tool_call_dicts
 
 __all__ = ["render_dashscope", "text_items"]
 
@@ -86,6 +89,7 @@ def _merge(first: Content, second: Content) -> Content:
 
 def render_dashscope(conv: Conversation) -> dict[str, Any]:
     """The body of DashScope's native generation call (without ``model`` and generation options)."""
+    refuse_assistant_media(conv, "dashscope")
     located = conversation_messages(conv)
     names = tool_call_names(located)
     system, located = lift_system(conv, located)
@@ -111,11 +115,12 @@ def render_dashscope(conv: Conversation) -> dict[str, Any]:
 def text_items(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` with the text of every system, user and assistant message given as a list of
     ``{"text": ...}`` items, as AgentScope 0.1.x's DashScope formatter writes it (both generation
-    endpoints read the list; the multimodal one requires it). A tool result keeps its string, as
-    there; an empty text stays ``""``. A new body."""
+    endpoints read the list; the multimodal one requires it). An empty text is ``[{"text": ""}]``, as
+    there, except beside tool calls (no text block in AgentScope: it stays ``""``); a tool result keeps
+    its string. A new body."""
     messages = [
         {**m, "content": [{"text": m["content"]}]}
-        if m["role"] != "tool" and isinstance(m["content"], str) and m["content"]
+        if m["role"] != "tool" and isinstance(m["content"], str) and (m["content"] or not m.get("tool_calls"))
         else m
         for m in body["input"]["messages"]
     ]

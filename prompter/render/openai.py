@@ -174,11 +174,12 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
 def text_parts(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` with the text of every system, user and assistant message given as a list of
     ``{"type": "text", "text": ...}`` parts, as AgentScope 0.1.x's OpenAI formatter writes it (the
-    Chat Completions API reads a string and a one-part list alike). A tool result keeps its string,
-    as there; an empty or null content stays as it is. A new body."""
+    Chat Completions API reads a string and a one-part list alike). An empty text is one empty part, as
+    there (an empty message is still a text block in AgentScope), except beside tool calls, where
+    AgentScope has no text block; a tool result keeps its string and a null content stays null. A new body."""
     messages = [
         {**m, "content": [{"type": "text", "text": m["content"]}]}
-        if m["role"] != "tool" and isinstance(m.get("content"), str) and m["content"]
+        if m["role"] != "tool" and isinstance(m.get("content"), str) and (m["content"] or not m.get("tool_calls"))
         else m
         for m in body["messages"]
     ]

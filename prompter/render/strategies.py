@@ -11,7 +11,8 @@ A conversation is rearranged here, before any dialect renders it, in three steps
      (Anthropic, Gemini, DashScope) consecutive turns of one role are merged, but only turns
      of one speaker: when turns of *different* speakers would merge, or when the dialect
      needs a final user turn (Gemini, DashScope) and there is none, it falls back to
-     ``"multi_agent"``, as AgentScope's ``format_chat`` does; so it does when a named
+     ``"multi_agent"``, as AgentScope's ``format_chat`` does (and so when system messages are all
+     there is: Anthropic's ``messages`` may not be empty); so it does when a named
      speaker's assistant turn carries media that the dialect's assistant turns cannot carry
      (OpenAI, GLM, Anthropic, DashScope): the image then reaches the model in the user turn;
    * ``"multi_agent"`` merges everything after the system prompt into one user message:
@@ -186,7 +187,11 @@ def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool
                 continue  # a tool result joining the user turn is the API's own shape
             if before.name != after.name:
                 return True
-    return user_last and not has_label and (not turns or turns[-1].role not in ("user", "tool"))
+    if has_label:
+        return False
+    if not turns:
+        return alternate  # system messages alone: these APIs take no empty conversation (Anthropic: messages: [])
+    return user_last and turns[-1].role not in ("user", "tool")
 
 
 def _unnamed(conv: Conversation) -> bool:
@@ -198,17 +203,19 @@ def _unnamed(conv: Conversation) -> bool:
 
 
 def _lacks_final_user_turn(conv: Conversation, dialect: str) -> bool:
-    """The dialect needs the conversation to end on a user turn (or tool results) and it does not."""
-    if not _NEEDS.get(dialect, (False, False))[1] or conv.label is not None:
+    """The dialect needs the conversation to end on a user turn (or tool results) and it does not; or it
+    needs alternating turns (Anthropic too) and system messages are all there is, so no turn at all."""
+    alternate, user_last = _NEEDS.get(dialect, (False, False))
+    if not alternate or conv.label is not None:
         return False
     for message in reversed(conv.turn()):
         if message.role != "system":
-            return message.role not in ("user", "tool")
+            return user_last and message.role not in ("user", "tool")
     for turn in reversed(conv.history):
         if type(turn) is tuple:
-            return True  # a (question, answer) pair ends on the answer
+            return user_last  # a (question, answer) pair ends on the answer
         if turn.role != "system":
-            return turn.role not in ("user", "tool")
+            return user_last and turn.role not in ("user", "tool")
     return True  # system messages alone: no user turn at all
 
 

@@ -85,12 +85,35 @@ def _history_text(conv: Conversation, fmt: ModelFormat) -> str:
     return "".join(parts)
 
 
-def _input_text(conv: Conversation, fmt: ModelFormat) -> str:
+def _input_text(conv: Conversation, fmt: ModelFormat, start: int = 0) -> str:
     if not conv.current:
         return conv.input
     return "\n".join(
-        _message_text(m, fmt, f"input[{i}].content", bare_user=True) for i, m in enumerate(conv.current)
+        _message_text(m, fmt, f"input[{i}].content", bare_user=True)
+        for i, m in enumerate(conv.current)
+        if i >= start
     )
+
+
+def _lead(conv: Conversation) -> int:
+    """How many system and assistant messages open the current turn, before its first user message or
+    tool result: they are turns of their own, not part of the human turn the layout frames ``{input}`` in."""
+    for k, message in enumerate(conv.current):
+        if message.role in ("user", "tool"):
+            return k
+    return len(conv.current)
+
+
+def _history_and_lead_text(conv: Conversation, fmt: ModelFormat) -> str:
+    """The history, then the current turn's leading system and assistant messages in their own
+    delimiters, where they stand (a layout with a ``{history}`` field)."""
+    lead = "".join(_message_text(m, fmt, f"input[{i}].content") for i, m in enumerate(conv.current[: _lead(conv)]))
+    return _history_text(conv, fmt) + lead
+
+
+def _input_after_lead_text(conv: Conversation, fmt: ModelFormat) -> str:
+    """The current turn from its first user message or tool result (the lead is in ``{history}``)."""
+    return _input_text(conv, fmt, _lead(conv))
 
 
 # named functions, not lambdas: a prompter caches LayoutPlans holding these, and
@@ -143,7 +166,11 @@ class LayoutPlan:
         pieces, positions = layout.partial({**tokens, **constants}).pieces
         self._pieces = pieces
         self._names = positions
-        self._fields = tuple((index, _FIELD_VALUES[name]) for index, name in positions)
+        values = _FIELD_VALUES
+        if {name for _, name in positions} >= {"history", "input"}:
+            # a system or assistant message opening the current turn stands before the human turn
+            values = {**values, "history": _history_and_lead_text, "input": _input_after_lead_text}
+        self._fields = tuple((index, values[name]) for index, name in positions)
         self.fmt = fmt
 
     @property

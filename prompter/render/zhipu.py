@@ -3,12 +3,14 @@
 GLM speaks OpenAI's chat completions: the same roles, ``tool_calls`` with
 the arguments as a JSON string, tool results as ``role: "tool"`` messages
 with their ``tool_call_id``, images as ``image_url`` parts (GLM-4V models; in
-user messages only: an assistant's ``content`` is text),
-tools as ``{"type": "function", "function": {...}}``. The body keeps to the
-fields GLM documents: a message's ``name`` and an image's ``detail`` are left
-out.
+user messages only), tools as ``{"type": "function", "function": {...}}``.
+The body keeps to the fields GLM documents: a message's ``name`` and an
+image's ``detail`` are left out, and the ``content`` of a system, assistant
+or tool message is a string (text parts newline-joined; an image there is
+an :class:`~prompter.errors.UnsupportedContentError`).
 
 >>> from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
 >>> render_zhipu(Conversation(system="Be brief.", input="hi"))
 {'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]}
 """
@@ -19,9 +21,21 @@ import json
 from typing import Any
 
 from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
 from prompter.render.openai import openai_messages, refuse_assistant_media, refuse_other_media
 
 __all__ = ["render_zhipu"]
+
+
+def _text(parts: list[dict[str, Any]], where: str, role: str) -> str:
+    """A list of text parts as the string GLM documents for a system, assistant or tool message."""
+    for k, part in enumerate(parts):
+        if part["type"] != "text":
+            raise UnsupportedContentError(
+                f"{where}.content[{k}]: format='zhipu' takes only text in a {role} message (its content is a "
+                f"string), not a {part['type']!r} part; give it in a user message"
+            )
+    return "\n".join(part["text"] for part in parts)
 
 
 def render_zhipu(conv: Conversation) -> dict[str, Any]:
@@ -29,10 +43,12 @@ def render_zhipu(conv: Conversation) -> dict[str, Any]:
     refuse_assistant_media(conv, "zhipu")
     messages = openai_messages(conv)  # fresh dicts: trimmed in place
     refuse_other_media(messages, "zhipu", audio=False)
-    for message in messages:
+    for i, message in enumerate(messages):
         message.pop("name", None)
         content = message["content"]
-        if isinstance(content, list):
+        if isinstance(content, list) and message["role"] != "user":
+            message["content"] = _text(content, f"messages[{i}]", message["role"])
+        elif isinstance(content, list):
             for part in content:
                 if part["type"] == "image_url":
                     part["image_url"].pop("detail", None)
