@@ -10,7 +10,6 @@ or tool message is a string (text parts newline-joined; an image there is
 an :class:`~prompter.errors.UnsupportedContentError`).
 
 >>> from prompter.conversation import Conversation
-from prompter.errors import UnsupportedContentError
 >>> render_zhipu(Conversation(system="Be brief.", input="hi"))
 {'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]}
 """
