@@ -11,6 +11,7 @@
 - ``sandbox``: the immutable, budgeted jinja2 environment templates run in;
 - ``spans``: where user content lands in a rendered string;
 - ``sources``: the template sources, tokens and name ``from_chat_template`` accepts, checked;
+- ``tokens``: the special tokens a template writes, and the one that ends its assistant turn (probed);
 - ``chat_templates/``: the real templates, shipped beside the code that reads them.
 
 Imports point one way (``tests/formats/test_formats_import_graph.py`` keeps it so):

@@ -29,19 +29,21 @@ rendered unchanged.
 
 Variants are made with :func:`dataclasses.replace`; to change the delimiters of a
 format that has a template, also set ``chat_template=None``.  Every field is
-type-checked on construction (:class:`~prompter.errors.PromptTypeError` naming it).
+type-checked on construction (:class:`~prompter.errors.PromptTypeError` naming it);
+a registered model's name with no template and no delimiters (``ModelFormat("qwen2.5")``,
+which would write no chat markup at all) is a :class:`~prompter.errors.DeclarationError`
+naming ``ModelFormat.get``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from prompter.errors import DeclarationError, PromptTypeError
+from prompter.errors import DeclarationError, PromptTypeError, UnknownModelFormatError
 from prompter.formats.hot import HOT
 from prompter.formats.registry import FAMILIES, family_fields, family_of
 from prompter.formats.rendered import Rendered
@@ -85,7 +87,7 @@ class ModelFormat:
     default_system: str | None = None
     """The system prompt the model's template uses when the conversation has none."""
     special_tokens: tuple[str, ...] = ()
-    """Delimiters that the model's tokenizer treats as special tokens."""
+    """Delimiters the model's tokenizer has as tokens of their own (its added tokens), not tags it reads as text."""
     chat_template: str | None = None
     """The model's jinja chat template; when set, it defines the rendered bytes."""
     bos_token: str | None = None
@@ -121,6 +123,8 @@ class ModelFormat:
             raise PromptTypeError(f"ModelFormat.time_budget: expected seconds as a number, got {type(budget).__name__}")
         if not budget > 0:
             raise DeclarationError(f"ModelFormat.time_budget: expected a positive number of seconds, got {budget!r}")
+        if self.chat_template is None and self.tool_chat_template is None:
+            _refuse_a_name_alone(self)
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -145,7 +149,7 @@ class ModelFormat:
     @classmethod
     def from_chat_template(
         cls,
-        source: str | Mapping[str, str],
+        source: str | Mapping[str, str] | Sequence[Mapping[str, str]],
         bos_token: str | None = None,
         eos_token: str | None = None,
         name: str | None = None,
@@ -153,7 +157,8 @@ class ModelFormat:
         """A format rendered by ``source``, with fixed strings derived where they reproduce it.
 
         ``source`` may also be a tokenizer's named templates (``{"default": ..., "tool_use": ...}``, as
-        ``tokenizer.chat_template`` is for such models): ``tool_use`` renders with tools, ``default`` without.
+        ``tokenizer.chat_template`` is for such models, or the list ``tokenizer_config.json`` stores them
+        as): ``tool_use`` renders with tools, ``default`` without.
 
         Raises :class:`~prompter.errors.TemplateError` when ``source`` is not a str (or such a
         mapping of str) or does not compile, :class:`~prompter.errors.PromptTypeError` when a token
@@ -162,11 +167,14 @@ class ModelFormat:
         from prompter.formats.budget import ProbeTimedOut
         from prompter.formats.derive import derive_layout
         from prompter.formats.sandbox import compile_template
-        from prompter.formats.sources import named_templates, optional_text, template_text
+        from prompter.formats.sources import listed_templates, named_templates, optional_text, template_text
+        from prompter.formats.tokens import special_tokens, turn_end
 
         bos_token = optional_text(bos_token, "ModelFormat.from_chat_template: bos_token")
         eos_token = optional_text(eos_token, "ModelFormat.from_chat_template: eos_token")
         name = optional_text(name, "ModelFormat.from_chat_template: name")
+        if isinstance(source, (list, tuple)):
+            source = listed_templates(source)
         if isinstance(source, Mapping):
             templates = named_templates(source)
             tool_source = templates.get("tool_use")
@@ -175,7 +183,7 @@ class ModelFormat:
             fmt = cls.from_chat_template(templates["default"], bos_token, eos_token, name)
             if tool_source is None:
                 return fmt
-            special = tuple(dict.fromkeys((*fmt.special_tokens, *_special_tokens(tool_source, None, None))))
+            special = tuple(dict.fromkeys((*fmt.special_tokens, *special_tokens(tool_source, None, None))))
             return dataclasses.replace(fmt, tool_chat_template=tool_source, special_tokens=special)
         source = template_text(source)
         compile_template(source)
@@ -183,9 +191,9 @@ class ModelFormat:
             layout = derive_layout(source, bos_token, eos_token, None)
         except ProbeTimedOut:  # a busy moment: it renders with its template (its renders learn later)
             layout = None
-        special = _special_tokens(source, bos_token, eos_token)
+        special = special_tokens(source, bos_token, eos_token)
         if layout is None:
-            stops = tuple(dict.fromkeys(t for t in (_turn_end(source, bos_token, eos_token, special), eos_token) if t))
+            stops = tuple(dict.fromkeys(t for t in (turn_end(source, bos_token, eos_token, special), eos_token) if t))
             return cls(
                 name=name or "custom",
                 chat_template=source,
@@ -194,7 +202,7 @@ class ModelFormat:
                 special_tokens=special,
                 stop_words=stops,
             )
-        end = layout.eoa.strip() or _turn_end(source, bos_token, eos_token, special)
+        end = layout.eoa.strip() or turn_end(source, bos_token, eos_token, special)
         stops = tuple(dict.fromkeys(t for t in (end, eos_token) if t))
         return cls(
             name=name or "custom",
@@ -321,7 +329,35 @@ _STR_FIELDS = (
     "tool_call_start",
     "tool_call_end",
 )
+_MARKUP = _STR_FIELDS[1:]
+"""The fields that write markup: a format with none of them and no template writes bare text."""
+
 _OPTIONAL_STR_FIELDS = ("default_system", "chat_template", "bos_token", "eos_token", "tool_chat_template")
+
+
+def _refuse_a_name_alone(fmt: ModelFormat) -> None:
+    """A format with no template and no markup, named after a registered model (``ModelFormat("qwen2.5")``)
+    or given a template as its name, is a newcomer's mistake: it would render bare text, silently."""
+    if any(getattr(fmt, field) for field in _MARKUP):
+        return
+    name = fmt.name
+    try:
+        family: str | None = family_of(name)
+    except UnknownModelFormatError:
+        family = None
+    if family is not None:
+        what, remedy = f"names the registered model format {family!r}", f"ModelFormat.get({family!r})"
+    elif "{{" in name or "{%" in name:
+        what, remedy = "was given a chat template as its name", "ModelFormat.from_chat_template(template)"
+    else:
+        return
+    raise DeclarationError(
+        f"ModelFormat(name={name[:60]!r}) {what} but has no chat template and no delimiters: it would write "
+        f"the conversation with no chat markup at all; use {remedy} for that model's format, "
+        "ModelFormat.from_chat_template(tokenizer.chat_template) for a model's own template, "
+        'or give the delimiters (ModelFormat(name=..., soh="...", soa="...", ...))'
+    )
+
 
 GENERIC = ModelFormat(
     name="generic",
@@ -331,6 +367,7 @@ GENERIC = ModelFormat(
     soa="<|Assistant|>:",
 )
 """The delimiters prompter's own layout uses when no model is bound."""
+
 
 @cache
 def _registered(family: str) -> ModelFormat:
@@ -358,43 +395,3 @@ def _load_neutral() -> Callable[[ModelFormat, Any, Any, bool], str]:
 
     _NEUTRAL.append(render_neutral)
     return render_neutral
-
-
-_TOKEN = re.compile(
-    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z_]{3,30}\]|<</?SYS>>|<[a-z_]{3,20}>|</[a-z_]{3,20}>"
-)
-
-
-_ANSWER = "\ue000answer\ue001"
-
-
-def _turn_end(source: str, bos_token: str | None, eos_token: str | None, special: Sequence[str]) -> str | None:
-    """The special token that closes an assistant turn in *source*, where no fixed layout says it.
-
-    Phi-3's template writes ``answer<|end|>\n`` and then, after the last turn, the eos token;
-    InternLM2's ``answer<|im_end|>\n</s>``. The model stops at that first token (its
-    generation config lists it), and so must a stop list built from the template: rendered
-    with an answer, the first of the template's special tokens right after it (None if none).
-    """
-    from prompter.errors import PromptError
-    from prompter.formats.budget import probing
-    from prompter.formats.sandbox import compile_template, render_template
-
-    messages = [{"role": "user", "content": "question"}, {"role": "assistant", "content": _ANSWER}]
-    context = {"messages": messages, "add_generation_prompt": False, "bos_token": bos_token or "",
-               "eos_token": eos_token or ""}  # fmt: skip
-    try:
-        with probing():
-            text = render_template(compile_template(source), context)
-    except PromptError:
-        return None
-    if text.count(_ANSWER) != 1:
-        return None
-    tail = text.split(_ANSWER, 1)[1].lstrip()
-    return next((t for t in sorted(special, key=len, reverse=True) if t and tail.startswith(t)), None)
-
-
-def _special_tokens(source: str, bos_token: str | None, eos_token: str | None) -> tuple[str, ...]:
-    found = [t for t in (bos_token, eos_token) if t]
-    found += _TOKEN.findall(source)
-    return tuple(dict.fromkeys(found))

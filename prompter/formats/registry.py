@@ -11,6 +11,11 @@ What several families share is written once, as a module constant: token tuples
 ``LLAMA_3``, ``MISTRAL``, ...).  A family that varies on one is written as
 ``{**BASE, "file": ..., <what it changes>}``; the bases name no template file.
 
+``special_tokens`` are the delimiters the family's real tokenizer has as tokens of its own (its
+added tokens, as its ``tokenizer.json`` lists them), never a tag its template writes as plain text
+(Llama 2's ``[INST]``, Zephyr's ``<|user|>``, Qwen 2.5's ``<tools>``): a list is what tells markup
+a tokenizer parses as control tokens from text (the playground marks them).
+
 Models that ship a separate ``tool_use`` template (Hermes 2 Pro, Command R) name it as
 ``tool_file``: it renders the conversations given tools, and the ``default`` template
 (``file``, or ``template`` given inline) the others, as transformers picks between them.
@@ -50,21 +55,18 @@ The model ships two named templates; transformers renders with ``tool_use`` when
 # -- shared pieces: tokens and delimiters several families have in common, written once ---------------
 
 CHATML_TOKENS = ("<|im_end|>", "<|im_start|>")
-CHATML_TOOL_TOKENS = (
-    *CHATML_TOKENS,
-    "<tools>",
-    "</tools>",
-    "<tool_call>",
-    "</tool_call>",
-    "<tool_response>",
-    "</tool_response>",
-)
-"""ChatML's tokens and the Hermes-style tool tags (Qwen 2.5 and 3, Hermes 2 Pro)."""
+QWEN_TOOL_TOKENS = (*CHATML_TOKENS, "<tool_call>", "</tool_call>")
+"""ChatML's tokens and the tool-call tags, as Qwen 2.5's tokenizer has them (its added tokens, ids
+151643-151664: ``<tools>`` and ``<tool_response>`` are plain text to it, though its template writes them)."""
+
+HERMES_TOOL_TOKENS = (*QWEN_TOOL_TOKENS, "<tools>", "</tools>", "<tool_response>", "</tool_response>")
+"""ChatML's tokens and every Hermes tool tag: Hermes 2 Pro made ``<tools>``, ``<tool_call>``,
+``<tool_response>`` and their closing tags single tokens."""
 
 LLAMA_3_TOKENS = ("<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>")
 
 INST_TOKENS = ("<s>", "</s>", "[INST]", "[/INST]")
-"""The ``[INST]`` tokens of Llama 2 and Mistral."""
+"""The ``[INST]`` control tokens of Mistral's later tokenizers (to Llama 2's and Mistral v0.1's, plain text)."""
 
 MISTRAL_SYSTEM_TOKENS = (*INST_TOKENS, "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]")
 MISTRAL_TOOL_TOKENS = (
@@ -119,7 +121,7 @@ CHATML_TOOLS: dict[str, Any] = {
     "eoe": "\n</tool_response><|im_end|>\n",
     "tool_call_start": "<tool_call>\n",
     "tool_call_end": "\n</tool_call>",
-    "special_tokens": CHATML_TOOL_TOKENS,
+    "special_tokens": QWEN_TOOL_TOKENS,
 }
 """ChatML with Hermes-style tool calls and tool results in a user turn, as Qwen 2.5 and 3 write them."""
 
@@ -144,9 +146,11 @@ MISTRAL: dict[str, Any] = {
     "eos_token": "</s>",
     "bos": "<s>",
     "stop_words": ("</s>",),
-    "special_tokens": INST_TOKENS,
+    "special_tokens": ("<s>", "</s>"),
 }
-"""Mistral's tokens; each version spaces its ``[INST]`` delimiters its own way, so each entry spells them out."""
+"""Mistral's tokens; each version spaces its ``[INST]`` delimiters its own way, so each entry spells them out.
+``[INST]`` is plain text to the first tokenizer (Mistral 7B v0.1 and v0.2, Mixtral 8x7B); the later ones
+have it, and their other control tokens, as tokens of their own."""
 
 GEMMA: dict[str, Any] = {
     "bos_token": "<bos>",
@@ -229,7 +233,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "qwen3": {
         **CHATML_TOOLS,
         "file": "qwen3.jinja",
-        "special_tokens": (*CHATML_TOOL_TOKENS, "</think>", "<think>"),
+        "special_tokens": (*QWEN_TOOL_TOKENS, "<tool_response>", "</tool_response>", "</think>", "<think>"),
     },
     "llama-2": {
         "file": "llama-2.jinja",
@@ -240,7 +244,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "soa": " ",
         "eoa": " </s>",
         "stop_words": ("</s>",),
-        "special_tokens": (*INST_TOKENS, "<<SYS>>", "<</SYS>>"),
+        "special_tokens": ("<s>", "</s>"),  # [INST] and <<SYS>> are plain text to Llama 2's tokenizer
     },
     "llama-3": {**LLAMA_3, "file": "llama-3.jinja"},
     "llama-3.1": {
@@ -479,7 +483,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "eoa": "</s>\n",
         "generation_prompt": "<|assistant|>\n",
         "stop_words": ("</s>",),
-        "special_tokens": ("<s>", "</s>", "<|user|>", "<|system|>", "<|assistant|>"),
+        "special_tokens": ("<s>", "</s>"),  # <|user|> and the other role tags are plain text to Zephyr's tokenizer
     },
     "vicuna": {
         "file": "vicuna.jinja",
@@ -533,7 +537,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "bos": "<|begin_of_text|>",
         "soe": "<|im_start|>tool\n<tool_response>\n",
         "eoe": "\n</tool_response>\n<|im_end|>\n",
-        "special_tokens": ("<|begin_of_text|>", *CHATML_TOOL_TOKENS),
+        "special_tokens": ("<|begin_of_text|>", *HERMES_TOOL_TOKENS),
     },
     "openchat": {
         "file": "openchat.jinja",
