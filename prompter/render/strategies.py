@@ -77,6 +77,9 @@ _NEEDS: dict[str, tuple[bool, bool]] = {
     "gemini": (True, True),
     "dashscope": (True, True),
 }
+# the dialects whose 0.0.x wrapper writes the history header over an empty history ("header\n"); 0.0.x's
+# Ollama chat and LiteLLM wrappers, and 0.1.x's formatters but DashScope's, leave it out
+_HEADER_OVER_NOTHING_0_0 = frozenset(("dashscope", "zhipu", "gemini", "ollama_generate"))
 # dialects whose assistant turns take no image, audio or video
 _NO_ASSISTANT_MEDIA = frozenset(("openai", "zhipu", "anthropic", "dashscope"))
 # the role each dialect sends a tool result under, for the alternation check
@@ -294,6 +297,8 @@ def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
     components = [system if system.endswith("\n") else system + "\n"] if system and place != "field" else []
     if lines:
         components += [header, *lines]
+    elif dialect in (_HEADER_OVER_NOTHING_0_0 if header == LEGACY_HEADER else ("dashscope",)):
+        components += [header, ""]  # "header\n", as these wrappers and 0.1.x's DashScope formatter write it
     text = "\n".join(components)
     content: str | tuple[ContentPart, ...] = text
     if media:

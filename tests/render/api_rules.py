@@ -97,7 +97,10 @@ def check_anthropic(body: dict[str, Any]) -> None:
     assert set(body) <= {"system", "messages", "tools"}
     assert "system" not in body or isinstance(body["system"], str)
     messages = body["messages"]
-    assert messages and messages[0]["role"] == "user", "the first message must be a user message"
+    # No rule on the first message's role: the reference asks for alternating turns (it combines consecutive
+    # ones) and shows "a single user-role message, or ... multiple user and assistant messages"; the older
+    # "the first message must always use the user role" is gone from it, so an assistant turn may open.
+    assert messages, "messages must not be empty"
     open_calls: set[str] = set()
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
@@ -149,10 +152,12 @@ def check_gemini(body: dict[str, Any]) -> None:
         for k, part in enumerate(c["parts"]):
             here = f"{where}.parts[{k}]"
             (kind,) = part
+            # Media may stand in either role: Content's parts carry no rule by role, and image models answer
+            # with inline_data parts in model turns that multi-turn editing sends back as history.
             allowed = (
                 {"text", "inline_data", "file_data", "functionResponse"}
                 if c["role"] == "user"
-                else {"text", "functionCall"}
+                else {"text", "inline_data", "file_data", "functionCall"}
             )
             assert kind in allowed, f"{here}: {kind} not allowed for {c['role']}"
             if kind == "text":

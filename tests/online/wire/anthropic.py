@@ -3,8 +3,8 @@
 Validated: ``x-api-key`` (401 ``authentication_error`` when wrong or missing),
 ``anthropic-version`` (400 when missing), JSON content type, required ``model``,
 ``max_tokens`` and ``messages``; only the documented top-level fields; ``system``
-only at the top level; roles ``user``/``assistant`` alternating, starting with
-``user``; block types ``text`` (non-empty), ``image`` (base64 with a supported
+only at the top level; roles ``user``/``assistant`` alternating (either may open: the
+reference states no rule on the first role); block types ``text`` (non-empty), ``image`` (base64 with a supported
 media type, or url), ``tool_use`` (assistant only), ``tool_result`` (user only,
 first in its message, answering each ``tool_use`` of the turn before);
 ``temperature`` in [0, 1]; tools with a valid name and an object ``input_schema``.
@@ -199,8 +199,8 @@ def validate(body: dict[str, Any]) -> None:
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("user", "assistant"):
             raise bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if role == ("user" if i % 2 else "assistant"):
-            raise bad(f"messages: roles must alternate between 'user' and 'assistant', starting with 'user' ({i})")
+        if i and role == messages[i - 1].get("role"):
+            raise bad(f"messages: roles must alternate between 'user' and 'assistant' ({i})")
         pending = _content(message, i, pending)
     if pending:
         raise bad("tool_use ids were found without tool_result blocks immediately after")
