@@ -47,6 +47,7 @@ from prompter.instruction import SLOT_PATTERN, InstructionTemplate
 from prompter.messages import Message, Turn, messages_from, normalize_history
 from prompter.prompters.boundary import plain_copy, shown, slot_text
 from prompter.prompters.fastpath import FastPath
+from prompter.prompters.trailing import render_trailing, split_at_assistant_prompt, trailing_count
 from prompter.render import render_dialect
 from prompter.render.strategies import Strategy, arrange_text, exact_options
 from prompter.render.text import LAYOUT_FIELDS, LayoutPlan, render_layout, render_with_model, tools_block
@@ -144,6 +145,7 @@ class PrompterBase:
     """Whether a default system prompt is added."""
 
     _layout: ClassVar[InstructionTemplate]
+    _split: ClassVar[tuple[InstructionTemplate, InstructionTemplate] | None]
     _has_preprocess: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -175,6 +177,7 @@ class PrompterBase:
                 f"{cls.__name__}.dict_instruction_template must contain {{instruction}} and no other slot; "
                 f"got {dict_wrapper!r}"
             )
+        _check_declared_values(cls)
         # every field that can carry something must have a place, or the text output would drop it
         needed = {"instruction", "user"}
         needed |= {name for name, wanted in (("system", cls.uses_system), ("tools", cls.allows_tools),
@@ -189,6 +192,7 @@ class PrompterBase:
                 "uses_system to False"
             )
         cls._layout = layout
+        cls._split = split_at_assistant_prompt(layout)  # where messages closing the current turn go
         cls._has_preprocess = cls.preprocess is not PrompterBase.preprocess if "PrompterBase" in globals() else False
 
     def __init__(
@@ -314,8 +318,8 @@ class PrompterBase:
             if message and not any(key in self._slot_set for key in input):
                 return self._message_input(input)
             return self._split_mapping(input)
-        if isinstance(input, (list, tuple)) and input and all(isinstance(m, Mapping) for m in input):
-            return self._message_input(input)
+        if isinstance(input, (list, tuple)) and any(isinstance(m, Mapping) for m in input):
+            return self._message_input(input)  # a list of messages: an item that is none is named where it stands
         raise InputTypeError(
             f"input: expected str, int, a dict of slot values or message dict(s), got {type(input).__name__}"
         )
@@ -511,6 +515,9 @@ class PrompterBase:
             fmt = GENERIC
         elif fmt.chat_template is not None or fmt.name != "generic":
             return render_with_model(conv, fmt)
+        split = self._split
+        if split is not None and conv.current and trailing_count(conv.current):
+            return render_trailing(split, conv, fmt, trailing_count(conv.current))
         key = (id(fmt), conv.tools is self._tools)
         plan = self._plans.get(key)
         if plan is None:
@@ -525,7 +532,11 @@ class PrompterBase:
         generic = fmt is None or (fmt.chat_template is None and fmt.name == "generic")
         if not generic or type(self)._render_text is not PrompterBase._render_text:
             return self._render_text(conv, fmt)
-        return render_layout(self._layout, conv, GENERIC if fmt is None else fmt)
+        fmt = GENERIC if fmt is None else fmt
+        split = self._split
+        if split is not None and conv.current and trailing_count(conv.current):
+            return render_trailing(split, conv, fmt, trailing_count(conv.current))
+        return render_layout(self._layout, conv, fmt)
 
     def _compile_fast_path(self) -> FastPath | None:
         """The compiled common call (see :mod:`prompter.prompters.fastpath`), where this class can use it."""
@@ -576,6 +587,28 @@ def _checked_call_options(format: Any, return_dict: object, show: object) -> Any
         if flag is not None and type(flag) is not bool:
             raise PromptTypeError(f"{name}: expected True or False, got {type(flag).__name__}")
     return None if format is None else str.__str__(format)
+
+
+def _check_declared_values(cls: type[PrompterBase]) -> None:
+    """The declared flags are bools, the markers str, and the implicit input key can name a slot: else the
+    class would drop the input (a key that is no identifier never fills) or fail at some later call."""
+    for name in ("allows_history", "allows_tools", "allows_free_input", "uses_system"):
+        flag = getattr(cls, name)
+        if type(flag) is not bool:
+            raise DeclarationError(f"{cls.__name__}.{name} must be True or False, got {type(flag).__name__}")
+    key = cls.implicit_input_key
+    if key is not None and not (type(key) is str and SLOT_PATTERN.fullmatch("{" + key + "}")):
+        raise DeclarationError(
+            f"{cls.__name__}.implicit_input_key must be None or an identifier that can name a slot, got {shown(key)}"
+        )
+    split = cls.response_split
+    if split is not None and type(split) is not str:
+        raise DeclarationError(f"{cls.__name__}.response_split must be None or a str, got {type(split).__name__}")
+    separator = cls.dict_extra_keys_separator
+    if type(separator) is not str:
+        raise DeclarationError(
+            f"{cls.__name__}.dict_extra_keys_separator must be a str, got {type(separator).__name__}"
+        )
 
 
 def _empty(value: object) -> bool:

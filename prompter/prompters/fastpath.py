@@ -80,7 +80,7 @@ class FastPath:
         open_at = {index: name for index, name in fields}
         pieces: list[str] = []
         slot_at: list[tuple[int, str]] = []
-        filled_at: dict[str, int] = {}
+        filled_at: dict[str, tuple[int, ...]] = {}
         for index, piece in enumerate(layout_pieces):
             name = open_at.get(index)
             if name in _SPLICED:
@@ -88,14 +88,14 @@ class FastPath:
                 slot_at += [(len(pieces) + at, slot) for at, slot in positions]
                 pieces += inner
             else:
-                if name is not None:
-                    filled_at[name] = len(pieces)
+                if name is not None:  # a field the layout names twice is filled at every place, as the plan fills it
+                    filled_at[name] = (*filled_at.get(name, ()), len(pieces))
                 pieces.append(piece)
         self._pieces = pieces
         self._slot_at = tuple(slot_at)
         self._slots = frozenset(instruction.slots + user.slots)
-        self._history_at = filled_at.get("history")
-        self._input_at = filled_at.get("input")
+        self._history_at = filled_at.get("history", ())
+        self._input_at = filled_at.get("input", ())
         fmt = plan.fmt
         self._tokens = (fmt.soh, fmt.eoh, fmt.soa, fmt.eoa)
         self._instruction = instruction
@@ -109,7 +109,7 @@ class FastPath:
         # carry) leave the OpenAI body to the general path, which refuses them with a ToolsError
         self._openai_ok = not tools or _strict_json(json.dumps(tools, ensure_ascii=False))
         self._free_input = free_input
-        self._history_ok = history_ok and self._history_at is not None
+        self._history_ok = history_ok and bool(self._history_at)
 
     @staticmethod
     def usable(plan: LayoutPlan) -> bool:
@@ -159,8 +159,8 @@ class FastPath:
                 if type(value) is not str:
                     return None
                 pieces[index] = value
-            if self._input_at is not None:
-                pieces[self._input_at] = ""
+            for index in self._input_at:
+                pieces[index] = ""
             return "".join(pieces)
         found = self._values(input, history)
         if found is None:
@@ -178,11 +178,13 @@ class FastPath:
                         parts += (soh, question, eoh, soa, answer, eoa)
                         continue
                 return None
-            pieces[self._history_at] = "".join(parts)  # type: ignore[index]
-        if self._input_at is not None:
-            pieces[self._input_at] = text
-        elif text:
+            earlier = "".join(parts)
+            for index in self._history_at:
+                pieces[index] = earlier
+        if not self._input_at and text:
             return None
+        for index in self._input_at:
+            pieces[index] = text
         return "".join(pieces)
 
     def openai(self, input: Any, history: list[Any] | None) -> dict[str, Any] | None:
