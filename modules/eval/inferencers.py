@@ -11,7 +11,9 @@ processes: :meth:`job` renders a sample's prompt(s) into a plain, picklable dict
   whose continuation has the lowest mean token loss. The continuation is what
   follows the template's ``sep_token`` when it has one, else what follows the
   candidates' common beginning, moved back to where the word they differ in begins.
-  In compat mode each candidate's whole text is scored, as OpenCompass scores it;
+  In compat mode each candidate's whole text is scored, as OpenCompass scores it
+  (with ``compat="opencompass"``, a module whose ``score`` takes ``compat=`` is asked
+  for upstream's number: ``TrainableModule.score``, OpenCompass's ``get_ppl``);
   ``normalizing_str`` (both modes) scores the answer after the first ``sep_token``
   less the same answer after ``normalizing_str``, as OpenCompass does.
 
@@ -25,6 +27,7 @@ logprobs, :mod:`modules.online.scoring`).
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -134,14 +137,9 @@ class GenInferencer:
             return [self.job(prompts, i, entry, ids) for i, (entry, ids) in enumerate(zip(tests, ice_ids, strict=True))]
         r = prompts.retriever
         texts = render_prompts(
-            r,
-            tests,
-            prompts.meta,
-            ice_template=prompts.ice_template,
-            prompt_template=prompts.prompt_template,
-            ice_ids=ice_ids,
-            gen_field_replace_token=self.gen_field_replace_token,
-        )
+            r, tests, prompts.meta, ice_template=prompts.ice_template, prompt_template=prompts.prompt_template,
+            ice_ids=ice_ids, gen_field_replace_token=self.gen_field_replace_token,
+        )  # fmt: skip
         return [
             {
                 "index": i,
@@ -195,7 +193,7 @@ class PPLInferencer:
                 "normalizing_str: the template has no sep_token to split the context from the answer at; "
                 "give the PromptTemplate sep_token='</S>' and put '</S>' where the answer begins"
             )
-        return sep, self.normalizing_str is not None or (sep is not None and not _whole(prompts))
+        return sep, self.normalizing_str is not None or (sep is not None and _compat(prompts) is None)
 
     def job(
         self,
@@ -212,13 +210,9 @@ class PPLInferencer:
         texts = []
         for label in labels:
             prompt = r.generate_label_prompt(
-                entry,
-                ice,
-                label,
-                ice_template=prompts.ice_template,
-                prompt_template=prompts.prompt_template,
+                entry, ice, label, ice_template=prompts.ice_template, prompt_template=prompts.prompt_template,
                 remain_sep=keep,
-            )
+            )  # fmt: skip
             texts.append(_text(prompts.meta.parse(prompt, mode="ppl")))
         return self._record(prompts, index, entry, labels, texts, sep)
 
@@ -230,7 +224,7 @@ class PPLInferencer:
         norm = self.normalizing_str
         if norm is not None:
             pairs = [_at_sep(t, sep or "", strict=True) for t in texts]
-        elif _whole(prompts):
+        elif _compat(prompts) is not None:
             pairs = [("", t) for t in texts]  # OpenCompass scores each candidate's whole text
         else:
             pairs = _split(texts, sep)
@@ -244,6 +238,8 @@ class PPLInferencer:
         }
         if norm is not None:
             job["norm_pairs"] = [(norm, answer) for _, answer in pairs]
+        if _compat(prompts) == "opencompass":  # a module whose score() takes compat= gives upstream's number
+            job["score_as"] = "opencompass"
         return job
 
     def jobs(
@@ -276,15 +272,9 @@ class PPLInferencer:
         r = prompts.retriever
         return [
             render_label_prompts(
-                r,
-                tests,
-                prompts.meta,
-                label,
-                ice_template=prompts.ice_template,
-                prompt_template=prompts.prompt_template,
-                ice_ids=ice_ids,
-                remain_sep=keep_sep,
-            )
+                r, tests, prompts.meta, label, ice_template=prompts.ice_template,
+                prompt_template=prompts.prompt_template, ice_ids=ice_ids, remain_sep=keep_sep,
+            )  # fmt: skip
             for label in labels
         ]
 
@@ -298,20 +288,30 @@ class PPLInferencer:
             )
         pairs = [tuple(p) for p in job["pairs"]]
         norm = [tuple(p) for p in job.get("norm_pairs", ())]
-        losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1))
+        compat = {"compat": job["score_as"]} if job.get("score_as") and _takes_compat(score) else {}
+        losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1), **compat)
         if norm:
             losses = [a - b for a, b in zip(losses[: len(pairs)], losses[len(pairs) :], strict=True)]
         best = min(range(len(losses)), key=lambda i: (losses[i], i))
-        record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs")}
+        record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs", "score_as")}
         record["label_losses"] = dict(zip(job["labels"], (round(x, 6) for x in losses), strict=True))
         record["prediction"] = job["labels"][best]
         return record
 
 
-def _whole(prompts: Prompts) -> bool:
-    """Whether candidates are scored whole, as OpenCompass scores them without ``normalizing_str``: in compat mode."""
+def _compat(prompts: Prompts) -> str | None:
+    """The templates' compat mode, else the retriever's: in compat mode, candidates are scored whole (without
+    ``normalizing_str``), as OpenCompass scores them."""
     template = prompts.prompt_template or prompts.ice_template
-    return (template.compat if template is not None else None) is not None or prompts.retriever.compat is not None
+    return template.compat if template is not None and template.compat is not None else prompts.retriever.compat
+
+
+def _takes_compat(score: Any) -> bool:
+    """Whether ``score`` takes ``compat=`` (TrainableModule's; a server's logprobs are not upstream's tokens)."""
+    try:
+        return "compat" in inspect.signature(score).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _at_sep(text: str, sep: str, *, strict: bool = False) -> tuple[str, str]:

@@ -233,12 +233,13 @@ class Batcher:
         b = self.module._backend
         with b.lock, torch.inference_mode():
             if b.model is None or b.cancel_all.is_set():
-                error: BaseException = (
-                    ServerStoppedError("the model was stopped before this request ran")
-                    if b.cancel_all.is_set() or b.model is None and self.closing
-                    else ModelNotStartedError(f"{self.module!r}: call start() before generating")
-                )
-                self._fail([*self.running, *joining], error)
+                if b.cancel_all.is_set() or b.model is None and self.closing:
+                    ran = [j for j in [*self.running, *joining] if j.admitted >= 0]  # running, or stepped aside
+                    self._fail(ran, ServerStoppedError("the model was stopped while this request was generating"))
+                    error: BaseException = ServerStoppedError("the model was stopped before this request ran")
+                else:
+                    error = ModelNotStartedError(f"{self.module!r}: call start() before generating")
+                self._fail([*self.running, *joining], error)  # the rest (_fail skips jobs already ended)
                 self.running, self.rows = [], None
                 return
             if self.rows is None or self.rows.model is not b.model:

@@ -15,6 +15,13 @@ Pairs are scored in batches, right-padded; one pair's scores do not depend on
 which pairs share its batch beyond float rounding, and callers that need
 bit-identical results (PPL over worker processes) score one sample's candidates
 as one batch.
+
+:func:`opencompass_ppl` scores as OpenCompass's Hugging Face models' ``get_ppl``
+instead (what the evaluation's ``compat="opencompass"`` mode asks for): the joined
+text, tokenized whole with the tokens the tokenizer adds (a bos, where it adds
+one), and the summed loss of the tokens after the context divided by the number of
+tokens less the context's (so, with no context, the first token counts in the
+divisor though it has no loss).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Any
 from modules.errors import ContextLengthError, ModelNotStartedError, ModuleConfigError
 from modules.local.safe_tokens import encode_with_spans
 
-__all__ = ["continuation_nll", "encode_pair", "text_logprobs"]
+__all__ = ["continuation_nll", "encode_pair", "opencompass_ppl", "text_logprobs"]
 
 
 def _as_data(tokenizer: Any, text: str) -> list[int]:
@@ -87,6 +94,76 @@ def continuation_nll(
             positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
             targets = torch.tensor(cont, dtype=torch.long)
             out.append(float(-logp[row, positions, targets].mean()))
+    return out
+
+
+def added_ids(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids ``tokenizer(text)`` puts before and after a text's own (``add_special_tokens=True``)."""
+    plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+    whole = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+    for at in range(len(whole) - len(plain) + 1):
+        if whole[at : at + len(plain)] == plain:
+            return whole[:at], whole[at + len(plain) :]
+    raise ModuleConfigError(f"{type(tokenizer).__name__}: cannot tell which ids it adds to a text")
+
+
+def opencompass_ppl(
+    model: Any,
+    tokenizer: Any,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    max_context: int,
+    batch_size: int = 8,
+) -> list[float]:
+    """Each pair's loss as OpenCompass's ``get_ppl([context + continuation], mask_length=[n])`` gives it.
+
+    ``n`` is the context's token count with the added ids (0 for an empty context: upstream's
+    unmasked call, which PPL makes for whole candidates). Of the joined text's ids (tokenized whole,
+    as data, between the added ids), the losses of tokens ``max(n, 1)``... are summed and divided by
+    the count of ids that are not the pad token, less ``n``; pad ids are neither scored nor counted,
+    as upstream's ``ignore_index`` and length count do. Upstream truncates a text past the context;
+    here it is a :class:`~modules.errors.ContextLengthError`.
+    """
+    import torch
+
+    if model is None:
+        raise ModelNotStartedError("call start() before scoring")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ModuleConfigError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    before, after = added_ids(tokenizer)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    encoded: list[tuple[list[int], int]] = []
+    for context, continuation in pairs:
+        if not isinstance(context, str) or not isinstance(continuation, str) or not continuation:
+            raise ModuleConfigError(
+                f"pairs: expected (context, continuation) strings, the continuation not empty, got "
+                f"{context!r:.80}, {continuation!r:.80}"
+            )
+        ids = before + _as_data(tokenizer, context + continuation) + after
+        masked = len(before) + len(_as_data(tokenizer, context)) + len(after) if context else 0
+        if len(ids) > max_context:
+            raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
+        if sum(1 for i in ids if i != pad) <= masked:
+            raise ModuleConfigError("continuation: no token of it is left to score after the context")
+        encoded.append((ids, masked))
+    out: list[float] = []
+    for start in range(0, len(encoded), batch_size):
+        batch = encoded[start : start + batch_size]
+        width = max(len(ids) for ids, _ in batch)
+        rows = torch.full((len(batch), width), pad if pad is not None else 0, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, (ids, _) in enumerate(batch):
+            rows[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            mask[row, : len(ids)] = 1
+        with torch.no_grad():
+            logits = model(input_ids=rows.to(model.device), attention_mask=mask.to(model.device)).logits
+        logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+        for row, (ids, masked) in enumerate(batch):
+            scored = [p for p in range(max(masked, 1), len(ids)) if ids[p] != pad]
+            positions = torch.tensor([p - 1 for p in scored], dtype=torch.long)  # p - 1 predicts p
+            targets = torch.tensor([ids[p] for p in scored], dtype=torch.long)
+            total = -logp[row, positions, targets].sum()
+            out.append(float(total) / (sum(1 for i in ids if i != pad) - masked))
     return out
 
 

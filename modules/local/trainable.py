@@ -166,11 +166,17 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             1 for a model under 20M parameters, else the usable CPU count - 1, at least 1,
             leaving a core to the callers; see :func:`~modules.local.engines.default_torch_threads`).
             A loop in this process (``engine_process=False``) keeps this process's own setting.
+        target_path, stream, return_trace: LazyLLM's forms, refused with the remedy: fine-tune with
+            ``finetune(data, output_dir=...)``; streaming per call (``m.stream``); no trace.
+
+    Every option is checked here: a wrong value is a :class:`~modules.errors.ModuleConfigError` at
+    construction, never at the first call (nor, served, a 400 that blames the client).
     """
 
     def __init__(
         self,
         path: str | Path,
+        target_path: str | Path | None = None,
         *,
         model_format: Any = None,
         max_context: int | None = None,
@@ -187,16 +193,19 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         prefix_cache: bool = True,
         vllm_options: Mapping[str, Any] | None = None,
         torch_threads: int | None = None,
+        stream: bool = False,
+        return_trace: bool = False,
     ) -> None:
         folder = os.fspath(path) if isinstance(path, os.PathLike) else path
         if not isinstance(folder, str):
             raise ModuleConfigError(
                 f"path: expected a model folder or a Hugging Face model id (a str or a Path), got {_shown(path)}"
             )
+        _refuse_lazyllm_forms(target_path, stream, return_trace)
         if trim not in (None, "oldest"):
             raise ModuleConfigError(f"trim: expected None or 'oldest', got {trim!r}")
-        if not isinstance(max_batch_size, int) or max_batch_size < 1:
-            raise ModuleConfigError(f"max_batch_size: expected an int >= 1, got {max_batch_size!r}")
+        _check_plain_options(max_new_tokens, max_batch_size, name, on_trim)
+        model_format = _checked_format(model_format)
         if dtype not in DTYPES:
             raise ModuleConfigError(f"dtype: expected float32, float16, bfloat16 or float64, got {dtype!r}")
         check_device(device)
@@ -524,13 +533,15 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         history: Sequence[Any] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
-        label: str,
+        label: str | Mapping[str, Any],
         train_on_history: bool = False,
         max_length: int | None = None,
     ) -> TrainingExample:
         """``input_ids``, ``attention_mask`` and ``labels`` to learn *label* as the answer to this call.
 
-        The prompt ids are exactly the ids ``self(input, history, tools)`` would send; see
+        *label* is the answer's text, or the answer as an assistant message (``{"role": "assistant",
+        "content": ..., "tool_calls": [...]}``): a tool-call answer is learnt as the model's template
+        writes it. The prompt ids are exactly the ids ``self(input, history, tools)`` would send; see
         :mod:`modules.local.training.example`.
         """
         from modules.local.training.example import build_training_example
@@ -561,18 +572,23 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         )  # fmt: skip
         return tuned.prompt(self.prompter).start()
 
-    def score(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8) -> list[float]:
+    def score(
+        self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8, compat: str | None = None
+    ) -> list[float]:
         """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
 
-        See :mod:`modules.local.scoring`; generation and scoring take turns on the model.
+        ``compat="opencompass"`` gives OpenCompass's ``get_ppl`` number instead (the evaluation's compat
+        mode asks for it): :func:`~modules.local.scoring.opencompass_ppl`. See :mod:`modules.local.scoring`;
+        generation and scoring take turns on the model.
         """
-        from modules.local.scoring import continuation_nll
+        from modules.local.scoring import continuation_nll, opencompass_ppl
 
+        if compat not in (None, "opencompass"):
+            raise ModuleConfigError(f"compat: expected None or 'opencompass', got {_shown(compat)}")
+        score = continuation_nll if compat is None else opencompass_ppl
         tokenizer = self._load_tokenizer()
         with self._backend.lock:
-            return continuation_nll(
-                self._weights(), tokenizer, pairs, max_context=self.max_context, batch_size=batch_size
-            )
+            return score(self._weights(), tokenizer, pairs, max_context=self.max_context, batch_size=batch_size)
 
     def text_logprobs(self, texts: Sequence[str], *, top: int = 0) -> list[dict[str, Any]]:
         """Each text's token log-probabilities as OpenAI's ``echo`` + ``logprobs`` gives them (the server's
@@ -897,9 +913,66 @@ def _no_folder(path: str) -> ModuleConfigError:
     )
 
 
+def _refuse_lazyllm_forms(target_path: object, stream: object, return_trace: object) -> None:
+    """A ``ModuleConfigError`` naming prompter's form for LazyLLM's constructor forms it does not take."""
+    if target_path is not None:  # LazyLLM's TrainableModule(base_model, target_path)
+        raise ModuleConfigError(
+            "target_path (LazyLLM's second argument, where fine-tuned weights go): TrainableModule takes one "
+            "path, the model to load; fine-tune with m.finetune(data, output_dir=...), which returns a module "
+            "on the saved folder"
+        )
+    if stream is not False:
+        raise ModuleConfigError(
+            "stream=...: this module streams per call — use m.stream(input) (or m.astream) for pieces; "
+            "m(input) returns the whole answer"
+        )
+    if return_trace is not False:
+        raise ModuleConfigError(
+            "return_trace: not supported (there is no trace); leave it out — build_request(input) shows what is sent"
+        )
+
+
+def _check_plain_options(max_new_tokens: object, max_batch_size: object, name: object, on_trim: object) -> None:
+    """Typed errors at construction for options that would otherwise fail at the first call (or, served,
+    come back to a client as its own mistake)."""
+    if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
+        raise ModuleConfigError(
+            f"max_new_tokens: expected an int >= 1 (the default answer length in tokens), got {_shown(max_new_tokens)}"
+        )
+    if not isinstance(max_batch_size, int) or isinstance(max_batch_size, bool) or max_batch_size < 1:
+        raise ModuleConfigError(f"max_batch_size: expected an int >= 1, got {_shown(max_batch_size)}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ModuleConfigError(
+            f"name: expected a non-empty str (the model id the server reports) or None for the folder's name, "
+            f"got {_shown(name)}"
+        )
+    if on_trim is not None and not callable(on_trim):
+        raise ModuleConfigError(
+            f"on_trim: expected a function called with the dropped messages, or None, got {_shown(on_trim)}"
+        )
+
+
+def _checked_format(model_format: object) -> Any:
+    """``model_format`` as the module binds it: None, a ``ModelFormat``, or a registry name, looked up now (an
+    unknown name raises ``UnknownModelFormatError`` listing close matches)."""
+    from prompter.formats.model_format import ModelFormat
+
+    if model_format is None or isinstance(model_format, ModelFormat):
+        return model_format
+    if isinstance(model_format, str):
+        return ModelFormat.get(model_format)
+    raise ModuleConfigError(
+        f"model_format: expected a ModelFormat, a registry name ('qwen2.5') or None (the tokenizer's chat "
+        f"template), got {_shown(model_format)}"
+    )
+
+
 def _shown(value: object) -> str:
-    """*value* in an error: a str's repr, else its type's name (a list or a number says what was passed)."""
-    return repr(value)[:80] if isinstance(value, str) else type(value).__name__
+    """*value* in an error: the repr of a str, number, bool or None (capped), else its type's name."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        shown = repr(value)
+        return shown if len(shown) <= 80 else shown[:77] + "..."
+    return type(value).__name__
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
