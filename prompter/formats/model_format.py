@@ -168,7 +168,7 @@ class ModelFormat:
         from prompter.formats.derive import derive_layout
         from prompter.formats.sandbox import compile_template
         from prompter.formats.sources import listed_templates, named_templates, optional_text, template_text
-        from prompter.formats.tokens import special_tokens, turn_end
+        from prompter.formats.tokens import special_tokens, stop_words
 
         bos_token = optional_text(bos_token, "ModelFormat.from_chat_template: bos_token")
         eos_token = optional_text(eos_token, "ModelFormat.from_chat_template: eos_token")
@@ -193,7 +193,7 @@ class ModelFormat:
             layout = None
         special = special_tokens(source, bos_token, eos_token)
         if layout is None:
-            stops = tuple(dict.fromkeys(t for t in (turn_end(source, bos_token, eos_token, special), eos_token) if t))
+            stops = stop_words(source, bos_token, eos_token, special)
             return cls(
                 name=name or "custom",
                 chat_template=source,
@@ -202,8 +202,7 @@ class ModelFormat:
                 special_tokens=special,
                 stop_words=stops,
             )
-        end = layout.eoa.strip() or turn_end(source, bos_token, eos_token, special)
-        stops = tuple(dict.fromkeys(t for t in (end, eos_token) if t))
+        stops = stop_words(source, bos_token, eos_token, special, layout.eoa.strip() or None)
         return cls(
             name=name or "custom",
             sos=layout.sos,

@@ -37,7 +37,7 @@ from typing import Any
 
 from prompter.errors import UnknownModelFormatError
 
-__all__ = ["ALIASES", "FAMILIES", "PATTERNS", "family_fields", "family_of"]
+__all__ = ["ALIASES", "CONFIG_STOPS", "FAMILIES", "PATTERNS", "family_fields", "family_of"]
 
 _TEMPLATES = Path(__file__).parent / "chat_templates"
 
@@ -100,6 +100,17 @@ DEEPSEEK_TOOL_TOKENS = (
 )
 """DeepSeek V2.5 / V3 / R1 (written with full-width bars and ``▁``, as the tokenizer has them)."""
 
+
+GLM_TURN_STOPS = ("<|user|>", "<|observation|>")
+"""What ChatGLM3 and GLM-4 stop at besides the eos token: the tokens that open the next turn.
+
+Their templates write nothing after an answer; the models end one by opening the next turn, and
+their generation configs stop there (GLM-4's ``eos_token_id``: 151329, 151336, 151338 -- ``<|endoftext|>``,
+``<|user|>``, ``<|observation|>``; ChatGLM3's ``chat``: ``</s>`` and these two). The eos token stays the
+first stop word: fine-tuning appends it after an answer (ChatGLM3's own fine-tuning does too; GLM-4's
+appends ``<|user|>``, which stops the model as well)."""
+
+
 CHATML: dict[str, Any] = {
     "bos_token": None,
     "eos_token": "<|im_end|>",
@@ -114,6 +125,10 @@ CHATML: dict[str, Any] = {
     "special_tokens": CHATML_TOKENS,
 }
 """ChatML turns: ``chatml`` itself and the base of Qwen, Yi, InternLM2 and Hermes 2 Pro."""
+
+QWEN_STOPS = ("<|im_end|>", "<|endoftext|>")
+"""Qwen's chat models stop at ``<|im_end|>`` and at ``<|endoftext|>`` (``eos_token_id`` 151645, 151643 in
+the ``generation_config.json`` of Qwen 1.5 Chat, Qwen 2 and 2.5 Instruct and Qwen 3)."""
 
 CHATML_TOOLS: dict[str, Any] = {
     **CHATML,
@@ -136,10 +151,15 @@ LLAMA_3: dict[str, Any] = {
     "eoa": "<|eot_id|>",
     "generation_prompt": "<|start_header_id|>assistant<|end_header_id|>\n\n",
     "bos": "<|begin_of_text|>",
-    "stop_words": ("<|eot_id|>",),
+    "stop_words": ("<|eot_id|>", "<|end_of_text|>"),
     "special_tokens": LLAMA_3_TOKENS,
 }
-"""Llama 3 headers; 3.1 and 3.2 add the ``ipython`` turn."""
+"""Llama 3 headers; 3.1 and 3.2 add the ``ipython`` turn. Llama 3 Instruct stops at ``<|eot_id|>`` and
+``<|end_of_text|>`` (its ``generation_config.json``: ``eos_token_id`` 128001, 128009)."""
+
+LLAMA_3_1_STOPS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
+"""Llama 3.1 and 3.2 Instruct also stop at ``<|eom_id|>``, the end of a built-in tool call
+(``eos_token_id`` 128001, 128008, 128009)."""
 
 MISTRAL: dict[str, Any] = {
     "bos_token": "<s>",
@@ -175,9 +195,11 @@ PHI_3: dict[str, Any] = {
     "soa": "<|assistant|>\n",
     "eoa": "<|end|>\n",
     "generation_prompt": "<|assistant|>\n",
-    "stop_words": ("<|end|>", "<|endoftext|>"),
+    "stop_words": ("<|end|>", "<|endoftext|>", "<|assistant|>"),
     "special_tokens": ("<s>", "<|endoftext|>", "<|system|>", "<|end|>", "<|user|>", "<|assistant|>"),
 }
+"""Phi-3 and Phi-3.5 mini: their ``generation_config.json`` stops at ``<|end|>``, ``<|endoftext|>`` and
+``<|assistant|>`` (``eos_token_id`` 32007, 32000, 32001)."""
 
 DEEPSEEK_V3: dict[str, Any] = {
     "bos_token": DEEPSEEK_BOS,
@@ -223,16 +245,28 @@ COMMAND_R: dict[str, Any] = {
 
 FAMILIES: dict[str, dict[str, Any]] = {
     "chatml": {**CHATML, "file": "chatml.jinja"},
-    "qwen1.5": {**CHATML, "file": "qwen1.5.jinja", "default_system": "You are a helpful assistant"},
-    "qwen2": {**CHATML, "file": "qwen2.jinja", "default_system": "You are a helpful assistant."},
+    "qwen1.5": {
+        **CHATML,
+        "file": "qwen1.5.jinja",
+        "default_system": "You are a helpful assistant",
+        "stop_words": QWEN_STOPS,
+    },
+    "qwen2": {
+        **CHATML,
+        "file": "qwen2.jinja",
+        "default_system": "You are a helpful assistant.",
+        "stop_words": QWEN_STOPS,
+    },
     "qwen2.5": {
         **CHATML_TOOLS,
         "file": "qwen2.5.jinja",
         "default_system": "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
+        "stop_words": QWEN_STOPS,
     },
     "qwen3": {
         **CHATML_TOOLS,
         "file": "qwen3.jinja",
+        "stop_words": QWEN_STOPS,
         "special_tokens": (*QWEN_TOOL_TOKENS, "<tool_response>", "</tool_response>", "</think>", "<think>"),
     },
     "llama-2": {
@@ -259,6 +293,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "default_system": "",
         "tool_call_start": "<|python_tag|>",
         "tool_call_end": "<|eom_id|>",
+        "stop_words": LLAMA_3_1_STOPS,
         "special_tokens": (*LLAMA_3_TOKENS, "<|python_tag|>", "<|eom_id|>"),
     },
     "llama-3.2": {
@@ -266,6 +301,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "file": "llama-3.2.jinja",
         "soe": "<|start_header_id|>ipython<|end_header_id|>\n\n",
         "eoe": "<|eot_id|>",
+        "stop_words": LLAMA_3_1_STOPS,
     },
     "mistral-v0.1": {**MISTRAL, "file": "mistral-v0.1.jinja", "soh": "[INST] ", "eoh": " [/INST]", "eoa": "</s> "},
     "mixtral": {**MISTRAL, "file": "mixtral.jinja", "soh": " [INST] ", "eoh": " [/INST]", "soa": " ", "eoa": "</s>"},
@@ -375,7 +411,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "soh": "<|user|>\n ",
         "soa": "<|assistant|>\n ",
         "generation_prompt": "<|assistant|>",
-        "stop_words": ("</s>",),
+        "stop_words": ("</s>", *GLM_TURN_STOPS),
         "special_tokens": (
             "</s>",
             "<|assistant|>",
@@ -396,7 +432,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "soa": "<|assistant|>\n",
         "soe": "<|observation|>\n",
         "generation_prompt": "<|assistant|>",
-        "stop_words": ("<|endoftext|>",),
+        "stop_words": ("<|endoftext|>", *GLM_TURN_STOPS),
         "special_tokens": (
             "<|endoftext|>",
             "<|system|>",
@@ -555,6 +591,21 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "special_tokens": ("<s>", "<|end_of_turn|>"),
     },
 }
+
+CONFIG_STOPS: dict[str, tuple[str, ...]] = {
+    "qwen1.5": ("<|endoftext|>",),
+    "qwen2": ("<|endoftext|>",),
+    "qwen2.5": ("<|endoftext|>",),
+    "qwen3": ("<|endoftext|>",),
+    "llama-3": ("<|end_of_text|>",),
+    "llama-3.1": ("<|eom_id|>", "<|end_of_text|>"),
+    "llama-3.2": ("<|eom_id|>", "<|end_of_text|>"),
+    "phi-3": ("<|assistant|>",),
+    "phi-3.5": ("<|assistant|>",),
+}
+"""The stop words of a family that its template alone does not show (none closes an answer there, and
+no turn opens right after one): the model's ``generation_config.json`` lists them. Every other stop
+word of a family is what ``ModelFormat.from_chat_template`` derives from its template."""
 
 ALIASES: dict[str, str] = {
     "qwen": "qwen2.5",
