@@ -45,6 +45,7 @@ and tool-call parsing already live in their own files beside it.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from modules.base import AssistantMessage, ChatStream, Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
+from modules.base import ChatStream, Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
     DOCS_URL,
     ContextLengthError,
@@ -84,7 +85,6 @@ from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock
 from modules.local.vocab import Vocab
 from modules.online.aio import AsyncCalls, AsyncChatStream, AsyncRunner
-from modules.online.response import Response
 
 if TYPE_CHECKING:
     from modules.local.training.data import ExampleSet
@@ -103,7 +103,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-_TASK = threading.local()  # .cancel: the flag of the acall/arespond a worker thread runs (see _cancellable)
 
 
 # -- the module -------------------------------------------------------------------------------------
@@ -172,6 +171,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     Every option is checked here: a wrong value is a :class:`~modules.errors.ModuleConfigError` at
     construction, never at the first call (nor, served, a 400 that blames the client).
     """
+
+    _cancel: threading.Event | None = None  # on the handle an acall/arespond runs on (see _for_task)
 
     def __init__(
         self,
@@ -613,31 +614,9 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     # -- generating ------------------------------------------------------------------------------
 
     def _complete(self, request: LocalRequest) -> Completion:
-        return self.generate(request, getattr(_TASK, "cancel", None))  # None outside an acall/arespond
+        return self.generate(request, self._cancel)  # set on the handle of an acall/arespond (_for_task)
 
     # -- async calls: the sync calls on the module's workers, refused at once when it is stopped --------
-
-    async def acall(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> str | AssistantMessage:
-        """``await m.acall(...)``: ``m(...)`` on the module's async workers (none start while it is stopped)."""
-        self._refuse_if_stopped(input, history, tools, generation)
-        return await self._cancellable(self.__call__, input, history, tools, **generation)
-
-    async def arespond(
-        self,
-        input: ModuleInput = "",
-        history: Sequence[Any] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **generation: Any,
-    ) -> Response:
-        """``await m.arespond(...)``: ``m.respond(...)`` on the module's async workers."""
-        self._refuse_if_stopped(input, history, tools, generation)
-        return await self._cancellable(self.respond, input, history, tools, **generation)
 
     def astream(
         self,
@@ -656,21 +635,14 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModelNotStartedError(f"{self!r}: call start() before generating")
         return AsyncChatStream(self._async_runner(), lambda: ChatStream(self._stream(request)))
 
-    async def _cancellable(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``function(*args, **kwargs)`` on a worker; cancelling the awaiting task stops its generation at the
-        next token (as leaving an ``astream`` does) instead of letting it run to ``max_new_tokens``."""
-        cancelled = threading.Event()
+    def _for_task(self, cancelled: threading.Event) -> TrainableModule:
+        """A handle on the same model whose generations stop at the next token once *cancelled* is set (the
+        awaiting ``acall``/``arespond`` task was cancelled), as leaving an ``astream`` stops its own."""
+        twin = copy.copy(self)
+        twin._cancel = cancelled
+        return twin
 
-        def run() -> T:
-            _TASK.cancel = cancelled
-            try:
-                return function(*args, **kwargs)
-            finally:
-                _TASK.cancel = None
-
-        return await self._async_runner().job(run, cancelled)
-
-    def _refuse_if_stopped(
+    def _check_async(
         self,
         input: ModuleInput,
         history: Sequence[Any] | None,

@@ -190,10 +190,21 @@ class AsyncCalls:
         **generation: Any,
     ) -> Response:
         """``await m.arespond(...)``: :meth:`respond`, run off the event loop."""
+        self._check_async(input, history, tools, generation)
         cancelled = threading.Event()
         call = functools.partial(self._for_task(cancelled).respond, input, history, tools, **generation)
         response: Response = await self._async_runner().job(call, cancelled)
         return response
+
+    def _check_async(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: Mapping[str, Any],
+    ) -> None:
+        """Raise, before any worker thread starts, what the call would raise at once (a module that is
+        stopped: TrainableModule); nothing here."""
 
     def _for_task(self: A, cancelled: threading.Event) -> A:
         """The handle an async call's work runs on, *cancelled* being set once its task is cancelled: this
@@ -221,6 +232,7 @@ class AsyncCalls:
         **generation: Any,
     ) -> str | AssistantMessage:
         """``await m.acall(...)``: the call of ``m(...)``, run off the event loop."""
+        self._check_async(input, history, tools, generation)
         cancelled = threading.Event()
         module = cast("ModuleBase[Any]", self._for_task(cancelled))
         call = functools.partial(module.__call__, input, history, tools, **generation)
