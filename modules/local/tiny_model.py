@@ -60,10 +60,11 @@ _CORPUS = Path(__file__).with_name("data") / "corpus.txt"
 _VOCAB_SIZE = 1024
 _MAX_POSITIONS = 2048
 _INIT_RANGE = 0.2
-BUILD = 2
-"""The tiny model's build: bumped whenever the same family and seed give other weights, so that
+BUILD = 3
+"""The tiny model's build: bumped whenever the same family and seed give other files, so that
 :func:`cached_tiny_model` rebuilds a cache folder written by an earlier build (1: weights drawn
-with a spread of 0.5, which saturated attention so that fine-tuning could not memorise small data)."""
+with a spread of 0.5, which saturated attention so that fine-tuning could not memorise small data;
+2: Hermes 2 Pro and Command R had only their tool-use template, which fails without tools)."""
 
 
 def chat_templates_dir() -> Path:
@@ -193,8 +194,23 @@ def build_tiny_tokenizer(family: str = DEFAULT_FAMILY, vocab_size: int = _VOCAB_
         model_max_length=_MAX_POSITIONS,
         clean_up_tokenization_spaces=False,
     )
-    tokenizer.chat_template = spec.chat_template
+    tokenizer.chat_template = _named_templates(family) or spec.chat_template
     return tokenizer
+
+
+def _named_templates(family: str) -> dict[str, str] | None:
+    """``{"default": ..., "tool_use": ...}`` for a family whose real model ships two templates (Hermes 2
+    Pro, Command R): transformers renders with ``tool_use`` only when tools are given. ``index.json``
+    names the tool-use one; the default is the registry's."""
+    from prompter.formats.registry import FAMILIES
+    from prompter.model_format import ModelFormat
+
+    if "tool_file" not in FAMILIES.get(family, {}):
+        return None
+    fmt = ModelFormat.get(family)
+    if not fmt.chat_template or not fmt.tool_chat_template:
+        return None
+    return {"default": fmt.chat_template, "tool_use": fmt.tool_chat_template}
 
 
 def _model_config(family: str, tokenizer: Any, **sizes: Any) -> Any:
