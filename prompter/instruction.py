@@ -3,7 +3,10 @@
 A slot is ``{`` + an identifier + ``}`` and nothing else: ``{context}`` is a
 slot, while ``{"a": 1}``, ``{0}``, ``{a.b}``, ``{{`` and ``}`` are literal text.
 Values are inserted verbatim; a value that itself contains ``{other}`` is never
-looked at again, so retrieved text can hold anything.
+looked at again, so retrieved text can hold anything. A slot may be named many times,
+so a short template and one long value could ask for gigabytes: where a slot is named
+more than once, the length of the filled text is worked out first, and a fill longer than
+:data:`MAX_FILLED_CHARS` raises :class:`~prompter.errors.PromptValueError` before anything is built.
 
 >>> t = InstructionTemplate('Answer with JSON like {"a": 1} about {topic}.')
 >>> t.slots
@@ -15,12 +18,19 @@ looked at again, so retrieved text can hold anything.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 
-__all__ = ["SLOT_PATTERN", "InstructionTemplate"]
+from prompter.errors import PromptValueError
+
+__all__ = ["MAX_FILLED_CHARS", "SLOT_PATTERN", "InstructionTemplate"]
 
 #: What counts as a slot: an identifier (unicode letters allowed) between braces.
 SLOT_PATTERN = re.compile(r"\{([^\W\d]\w*)\}")
+
+MAX_FILLED_CHARS = 16_000_000
+"""The longest text one fill may produce: far beyond any prompt a model reads, and a bound on
+what a slot named N times with a long value can make a caller allocate."""
 
 
 class InstructionTemplate:
@@ -30,7 +40,7 @@ class InstructionTemplate:
     filling is one ``str.join`` and never rescans inserted values.
     """
 
-    __slots__ = ("_literals", "_names", "_pieces", "_positions", "slots", "source")
+    __slots__ = ("_literal_chars", "_literals", "_names", "_pieces", "_positions", "_repeats", "slots", "source")
 
     source: str
     """The template text as written by the developer."""
@@ -59,6 +69,8 @@ class InstructionTemplate:
             pieces.append(self._literals[-1])
         self._pieces = pieces
         self._positions = tuple(positions)
+        self._literal_chars = sum(map(len, self._literals))
+        self._repeats = len(self._names) > len(set(self._names))  # a slot named twice can amplify a value
 
     @classmethod
     def _from_parts(cls, literals: tuple[str, ...], names: tuple[str, ...]) -> InstructionTemplate:
@@ -77,6 +89,7 @@ class InstructionTemplate:
         >>> InstructionTemplate("{a}-{b}").partial({"a": "{b}"}).fill({"b": "2"})
         '{b}-2'
         """
+        self._check_length(values)
         literals = [self._literals[0]]
         names: list[str] = []
         for i, name in enumerate(self._names):
@@ -92,13 +105,38 @@ class InstructionTemplate:
         """The literal pieces with an empty placeholder per slot, and (index, slot) for each placeholder."""
         return self._pieces, self._positions
 
+    def filled_length(self, values: Mapping[str, str]) -> int:
+        """How many characters :meth:`fill` gives for ``values`` (a slot they lack counted as empty),
+        worked out without building the text.
+
+        >>> InstructionTemplate("{a}, {a}!").filled_length({"a": "hey"})
+        9
+        """
+        return self._literal_chars + sum(len(values[name]) for name in self._names if name in values)
+
+    def _check_length(self, values: Mapping[str, str]) -> None:
+        if not self._repeats:  # each slot once: the text is no longer than the values the caller holds
+            return
+        size = self.filled_length(values)
+        if size <= MAX_FILLED_CHARS:
+            return
+        counts = Counter(name for name in self._names if name in values)
+        name = max(counts, key=lambda n: counts[n] * len(values[n]))
+        raise PromptValueError(
+            f"slot {{{name[:40]}}}: the filled text would be {size} characters, over the limit of "
+            f"{MAX_FILLED_CHARS}; the slot is named {counts[name]} time(s) with a value of "
+            f"{len(values[name])} characters: shorten the value or name the slot fewer times"
+        )
+
     def fill(self, values: Mapping[str, str]) -> str:
         """Return the text with every slot replaced by ``values[slot]``.
 
-        Every slot must be present in ``values``; callers validate first.
+        Every slot must be present in ``values``; callers validate first. With a slot named more than
+        once, a text longer than :data:`MAX_FILLED_CHARS` raises :class:`~prompter.errors.PromptValueError` unbuilt.
         """
         if not self._names:
             return self.source
+        self._check_length(values)
         pieces = self._pieces.copy()
         for index, name in self._positions:
             pieces[index] = values[name]

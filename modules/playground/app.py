@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from modules.playground.page import page_html
-from modules.playground.render import Spans, TokenCounter, error_body, render
+from modules.playground.render import Spans, TokenCounter, error_body, is_panic, render
 from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
 from prompter import ModelFormat
 from prompter.errors import PromptError
@@ -121,6 +121,11 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
             return error(400, "InputTooDeep", "the input nests too deeply to render", "input")
         except Exception:  # a bug of ours: logged here, one line to the client, never a traceback
             _log.exception("playground render failed")
+            return error(500, "InternalError", "the playground could not render this state; please report it")
+        except BaseException as exc:  # a Rust panic (pyo3's PanicException) is no Exception, and no traceback either
+            if not is_panic(exc):
+                raise
+            _log.error("playground render panicked: %s", str(exc)[:200])
             return error(500, "InternalError", "the playground could not render this state; please report it")
         return JSONResponse(result, headers=_HEADERS)
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from modules.playground.state import Call, FieldError
+from modules.playground.state import MAX_OUTPUT_CHARS, Call, FieldError
 from prompter import ModelFormat
 from prompter.errors import (
     HistoryError,
@@ -51,7 +51,7 @@ TokenCounter = Callable[[str, Spans], int]
 text; only the user's text where no format is bound): a token typed there counts as the text it is, as a
 ``TrainableModule`` sends it."""
 
-__all__ = ["TokenCounter", "error_body", "render"]
+__all__ = ["TokenCounter", "error_body", "is_panic", "render"]
 
 _FIELD_OF: tuple[tuple[type[Exception], str], ...] = (
     (HistoryError, "history"),
@@ -68,6 +68,13 @@ _FIELD_OF: tuple[tuple[type[Exception], str], ...] = (
 def render(call: Call, count_tokens: TokenCounter | None = None) -> dict[str, Any]:
     """The page's answer for one state: output, segments and counts (raises the prompter's typed errors)."""
     output = _as_text(call.run())
+    if len(output) > MAX_OUTPUT_CHARS:  # refused before it is traced, marked and counted, which cost more
+        raise FieldError(
+            "input",
+            f"the rendering is {len(output)} characters, over the playground's limit of {MAX_OUTPUT_CHARS}; "
+            "shorten the input, history or tools",
+            kind="RenderTooLarge",
+        )
     spans = _user_spans(call, output)
     content = _content_spans(call, output)
     special = _special_tokens(call) if call.format is None else ()
@@ -80,6 +87,10 @@ def render(call: Call, count_tokens: TokenCounter | None = None) -> dict[str, An
             tokens = int(count_tokens(output, text))
         except Exception:  # a count is a nicety; the rendering stands without it
             tokens = None
+        except BaseException as exc:  # a tokenizer's Rust panic (out of memory, say) is no Exception
+            if not is_panic(exc):
+                raise
+            tokens = None
     return {
         "output": output,
         "kind": "text" if call.format is None else "json",
@@ -88,6 +99,12 @@ def render(call: Call, count_tokens: TokenCounter | None = None) -> dict[str, An
         "chars": len(output),
         "tokens": tokens,
     }
+
+
+def is_panic(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Rust panic come through pyo3 (``pyo3_runtime.PanicException``, what a
+    ``tokenizers`` tokenizer raises when its Rust code panics): a BaseException, not an Exception."""
+    return any(cls.__module__ == "pyo3_runtime" and cls.__name__ == "PanicException" for cls in type(exc).__mro__)
 
 
 def error_body(exc: BaseException) -> dict[str, Any]:

@@ -29,8 +29,18 @@ from typing import Any
 from modules.errors import ModuleError
 from prompter import AlpacaPrompter, ChatPrompter, PrompterBase
 from prompter.errors import PromptError
+from prompter.instruction import InstructionTemplate
 
-__all__ = ["DIALECTS", "FIELDS", "MAX_DEPTH", "MAX_FIELD_CHARS", "Call", "FieldError", "read_state"]
+__all__ = [
+    "DIALECTS",
+    "FIELDS",
+    "MAX_DEPTH",
+    "MAX_FIELD_CHARS",
+    "MAX_OUTPUT_CHARS",
+    "Call",
+    "FieldError",
+    "read_state",
+]
 
 FIELDS = ("prompter", "instruction", "input", "extra_keys", "history", "tools", "model_format", "format")
 """The query parameters the page keeps its state in, in the order of the form."""
@@ -40,6 +50,11 @@ DIALECTS = ("text", "openai", "anthropic", "gemini", "ollama", "ollama_generate"
 
 MAX_FIELD_CHARS = 100_000
 """One field's longest value: a prompt to look at, not a corpus."""
+
+MAX_OUTPUT_CHARS = 1_000_000
+"""The longest rendering the playground builds: every field at its limit, each filled in once, fits with
+room to spare; a slot named many times with a long value (``{a}{a}{a}...``) does not, and is refused
+before anything is rendered."""
 
 MAX_DEPTH = 32
 """How deeply a JSON field may nest (history and tools are shallow; a bomb is not)."""
@@ -90,6 +105,7 @@ def read_state(query: Mapping[str, Any]) -> Call:
         raise _at("extra_keys" if str(exc).startswith("extra_keys") else "instruction", exc) from None
     text = values["input"]
     value: Any = _json("input", text) if text is not None and text.lstrip().startswith("{") else text
+    _check_filled_size(instruction, value, prompter.slots)
     fmt = values["format"]
     if fmt is not None and fmt not in DIALECTS:
         raise FieldError("format", f"expected one of {', '.join(DIALECTS)}, got {fmt[:40]!r}")
@@ -101,6 +117,25 @@ def read_state(query: Mapping[str, Any]) -> Call:
         model_format=values["model_format"],
         format=None if fmt == "text" else fmt,
     )
+
+
+def _check_filled_size(instruction: Any, value: Any, slots: tuple[str, ...]) -> None:
+    """Refuse, before rendering, an instruction whose filled text alone would pass :data:`MAX_OUTPUT_CHARS`:
+    the rendering holds it, so this is the least it would be (a slot named N times holds its value N times)."""
+    if isinstance(value, dict):
+        filling = {name: text for name, text in value.items() if isinstance(name, str) and isinstance(text, str)}
+    else:
+        filling = {slots[0]: value} if isinstance(value, str) and len(slots) == 1 else {}
+    parts = instruction.values() if isinstance(instruction, dict) else [instruction or ""]
+    size = sum(InstructionTemplate(part).filled_length(filling) for part in parts)
+    if size > MAX_OUTPUT_CHARS:
+        raise FieldError(
+            "input",
+            f"the filled instruction would be {size} characters, over the playground's limit of "
+            f"{MAX_OUTPUT_CHARS}: a slot named many times repeats its value each time; shorten the value "
+            "or name the slot fewer times",
+            kind="RenderTooLarge",
+        )
 
 
 def _text(query: Mapping[str, Any], name: str) -> str | None:

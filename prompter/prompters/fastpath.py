@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from prompter.instruction import InstructionTemplate
+from prompter.instruction import MAX_FILLED_CHARS, InstructionTemplate
 from prompter.render.text import LayoutPlan
 from prompter.strict_json import NotJSONError, strict_loads
 
@@ -33,6 +33,15 @@ def _plain_keys(input: dict[Any, Any]) -> bool:
         if type(key) is not str:
             return False
     return True
+
+
+def _joined(pieces: list[str], repeats: bool) -> str | None:
+    """The pieces joined, or None (the general path names the slot at fault) for a text longer than
+    :data:`~prompter.instruction.MAX_FILLED_CHARS` where a value fills several places (*repeats*): a slot
+    named many times could ask for gigabytes (values that fill one place each make no more than they are)."""
+    if repeats and sum(map(len, pieces)) > MAX_FILLED_CHARS:
+        return None
+    return "".join(pieces)
 
 
 def _strict_json(text: str) -> bool:
@@ -57,6 +66,7 @@ class FastPath:
         "_instruction",
         "_openai_ok",
         "_pieces",
+        "_repeats",
         "_slot_at",
         "_slots",
         "_system",
@@ -93,6 +103,8 @@ class FastPath:
                 pieces.append(piece)
         self._pieces = pieces
         self._slot_at = tuple(slot_at)
+        names = [name for _, name in slot_at]
+        self._repeats = len(names) > len(set(names)) or any(len(at) > 1 for at in filled_at.values())
         self._slots = frozenset(instruction.slots + user.slots)
         self._history_at = filled_at.get("history", ())
         self._input_at = filled_at.get("input", ())
@@ -161,7 +173,7 @@ class FastPath:
                 pieces[index] = value
             for index in self._input_at:
                 pieces[index] = ""
-            return "".join(pieces)
+            return _joined(pieces, self._repeats)
         found = self._values(input, history)
         if found is None:
             return None
@@ -185,7 +197,7 @@ class FastPath:
             return None
         for index in self._input_at:
             pieces[index] = text
-        return "".join(pieces)
+        return _joined(pieces, self._repeats)
 
     def openai(self, input: Any, history: list[Any] | None) -> dict[str, Any] | None:
         """The OpenAI body, or None to decline."""
