@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modules.errors import ModuleError
-from modules.local.tiny_model import build_tiny_tokenizer, list_families
+from modules.local.tiny_model import build_tiny_tokenizer, family_spec, list_families
 from modules.local.trainable import TrainableModule
 from prompter import ChatPrompter
 from prompter.errors import PromptError
@@ -207,8 +207,9 @@ def test_a_tokenizer_with_named_templates_renders_as_transformers_picks_them(tmp
     from prompter.formats.registry import HERMES_2_PRO_DEFAULT
 
     tok = build_tiny_tokenizer("hermes-2-pro", vocab_size=300)
-    tool_use = tok.chat_template
-    tok.chat_template = {"default": HERMES_2_PRO_DEFAULT, "tool_use": tool_use}
+    assert isinstance(tok.chat_template, dict)  # the tiny tokenizer carries both, as the real one does
+    assert tok.chat_template["default"] == HERMES_2_PRO_DEFAULT
+    assert tok.chat_template["tool_use"] == family_spec("hermes-2-pro").chat_template
     tok.save_pretrained(tmp_path / "named-templates")
     module = TrainableModule(tmp_path / "named-templates", max_context=1_000_000)
     plain = [SYS, u("Why do cats purr?")]
