@@ -54,7 +54,7 @@ TOOLS = [
                 "type": "object",
                 "properties": {
                     "city": {"type": "string", "description": "The city name"},
-                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                    "unit": {"type": "string", "description": "The unit of temperature", "enum": ["celsius", "fahrenheit"]},
                 },
                 "required": ["city"],
             },
@@ -65,7 +65,11 @@ TOOLS = [
         "function": {
             "name": "search",
             "description": "Search the web.",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "The search query"}},
+                "required": ["query"],
+            },
         },
     },
 ]

@@ -14,9 +14,13 @@ function object ``| tojson``).  The skeleton is rendered with a one-key marker o
 arguments, and the marker's JSON text (``json.dumps(marker, ensure_ascii=False)``, what
 transformers' ``tojson`` and the sandbox's write) is cut out of the output; a call's slot is
 then filled with ``json.dumps(arguments, ensure_ascii=False)``, which composes the same way
-inside an enclosing object.  A template that prints arguments any other way (indented, item by
-item, as a Python ``repr``) leaves the marker's characters in the output: no skeleton, the
-template renders.
+inside an enclosing object.  A template may print them through another deterministic printer
+(:func:`_printers`): ``tojson`` with an indent of 2 or 4, compact separators or sorted keys, then
+jinja's ``indent`` filter (Command R: ``tojson(indent=4) | indent(8)``); the marker's key breaks
+its line twice, so the filter's padding and its ``blank`` option show in the marker's text, and
+each slot is filled with that printer's text of the real arguments.  A template that prints
+arguments any other way (item by item, as a Python ``repr``) leaves the marker's characters in
+the output: no skeleton, the template renders.
 
 Each agent shape's skeleton is checked when it is built: the template renders the same shape once
 more with probe values (quotes, backslashes, a newline, a control character, nested arguments),
@@ -44,6 +48,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from jinja2.filters import do_indent
+
 from prompter.errors import PromptError
 from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.skeleton import (
@@ -62,6 +68,8 @@ from prompter.formats.skeleton import (
 __all__ = ["render_tool_entry", "tool_shape"]
 
 _ARG_OPEN, _ARG_CLOSE = "\ue002", "\ue003"
+_BREAKS = "\u2028\u2028"
+"""Inside the marker's key: JSON keeps line separators as they are, jinja's ``indent`` splits lines there."""
 _SENTINEL_CHARS = ("\ue000", "\ue001", _ARG_OPEN, _ARG_CLOSE)
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(x, ensure_ascii=False)``: the text of transformers' ``tojson`` and of the sandbox's."""
@@ -89,20 +97,24 @@ _ENCODE_ARGUMENTS = _arguments_encoder()
 _MAX_ARGUMENTS = 1000
 """Longer arguments (JSON characters) render through the template, whose ``tojson`` sizes its output
 against the budget's cap first: at this length no bound it computes comes near the cap."""
+_MAX_PRINTED = 4 * _MAX_ARGUMENTS
+"""Likewise for arguments as another printer writes them (indented, deep nesting grows the text)."""
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
 _TOOL_KEYS = frozenset({"role", "content", "tool_call_id", "name"})
 
-Shape = tuple[list[Any], list[str], list[str]]
+Shape = tuple[list[Any], list[str], list[str], list[dict[str, Any]]]
+Printer = Callable[[Any], str]
 
 
 def tool_shape(messages: Sequence[Any]) -> Shape | None:
     """The key parts, the slot values and each slot's kind (its role, or ``arguments``) of a
-    conversation with at least one agent-turn message; None where anything is outside what
-    this path takes (the template then renders, and validates)."""
+    conversation with at least one agent-turn message, and the arguments objects in slot order;
+    None where anything is outside what this path takes (the template then renders, and validates)."""
     parts: list[Any] = []
     slots: list[str] = []
     kinds: list[str] = []
+    objects: list[dict[str, Any]] = []
     agent = False
     for m in messages:
         if type(m) is not dict:
@@ -128,7 +140,7 @@ def tool_shape(messages: Sequence[Any]) -> Shape | None:
                 kinds.append(role)
             keys = []
             for call in calls:
-                key = _call(call, slots, kinds)
+                key = _call(call, slots, kinds, objects)
                 if key is None:
                     return None
                 keys.append(key)
@@ -148,11 +160,14 @@ def tool_shape(messages: Sequence[Any]) -> Shape | None:
             parts.append(("tool", not content, call_id, name))
         else:
             return None
-    return (parts, slots, kinds) if agent else None
+    return (parts, slots, kinds, objects) if agent else None
 
 
-def _call(call: Any, slots: list[str], kinds: list[str]) -> tuple[str | None, str | None, str] | None:
-    """One tool call's key (id, type, function name), its arguments' JSON text added as a slot."""
+def _call(
+    call: Any, slots: list[str], kinds: list[str], objects: list[dict[str, Any]]
+) -> tuple[str | None, str | None, str] | None:
+    """One tool call's key (id, type, function name), its arguments' JSON text added as a slot
+    (and the arguments to ``objects``)."""
     if type(call) is not dict or not _CALL_KEYS.issuperset(call):
         return None
     function = call.get("function")
@@ -181,42 +196,101 @@ def _call(call: Any, slots: list[str], kinds: list[str]) -> tuple[str | None, st
         return None
     slots.append(text)
     kinds.append("arguments")
+    objects.append(arguments)
     return call_id, kind, name
 
 
 def _argument_marker(i: int) -> dict[str, Any]:
-    return {_ARG_OPEN + chr(0xE100 + i) + _ARG_CLOSE: 0}
+    return {_ARG_OPEN + chr(0xE100 + i) + _BREAKS + _ARG_CLOSE: 0}
 
 
 class AgentSkeleton(Skeleton):
-    """An agent shape's markup, and whether its tool results are written as JSON string text."""
+    """An agent shape's markup, whether its tool results are written as JSON string text, and how
+    its arguments are printed."""
 
-    __slots__ = ("quoted", "results")
+    __slots__ = ("arguments", "printer", "quoted", "results")
 
-    def __init__(self, markup: list[str], order: list[int], kinds: list[str], quoted: bool) -> None:
+    def __init__(
+        self, markup: list[str], order: list[int], kinds: list[str], quoted: bool, printer: Printer | None
+    ) -> None:
         super().__init__(markup, order, len(kinds))
         self.quoted = quoted
         """Whether the template writes tool results as JSON strings (Llama 3.1's ``content | tojson``,
         except for a tool result it takes as the first user message)."""
         self.results = tuple(j for j, kind in enumerate(kinds) if kind == "tool")
         """The slots that hold tool results (the shape, the skeleton's key, fixes every slot's kind)."""
+        self.printer = printer
+        """How the template prints arguments; None: as compact JSON, the slot's text as it is."""
+        self.arguments = tuple(j for j, kind in enumerate(kinds) if kind == "arguments")
 
-    def filled(self, slots: list[str]) -> str:
-        if self.quoted and self.results:
+    def filled(self, slots: list[str], objects: list[dict[str, Any]]) -> str | None:
+        """The text with ``slots`` in place (``objects``: the arguments, in slot order), or None
+        where the template must print the arguments itself."""
+        printer = self.printer
+        if printer is not None or (self.quoted and self.results):
             slots = slots.copy()
+        if printer is not None:
+            for j, value in zip(self.arguments, objects, strict=True):
+                try:
+                    text = printer(value)
+                except (TypeError, ValueError, RecursionError):  # keys sort_keys cannot order, say
+                    return None
+                if len(text) > _MAX_PRINTED:
+                    return None
+                slots[j] = text
+        if self.quoted and self.results:
             for j in self.results:
                 slots[j] = _ENCODE(slots[j])[1:-1]
         return self.fill(slots)
 
 
+def _printer(indent: int | None, separators: Any, sort_keys: bool, layout: tuple[str, bool, bool] | None) -> Printer:
+    """``json.dumps(x, ensure_ascii=False, indent=, separators=, sort_keys=)`` (transformers'
+    ``tojson``), then ``indent(pad, first, blank)`` where ``layout`` gives one."""
+    encode = json.JSONEncoder(ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys).encode
+    if layout is None:
+        return encode
+    pad, first, blank = layout
+
+    def printed(value: Any) -> str:
+        return do_indent(encode(value), pad, first, blank)
+
+    return printed
+
+
+def _printers(text: str, j: int) -> list[Printer | None]:
+    """The printers that may have written slot ``j``'s marker into ``text``, compact JSON (None) first:
+    after the marker's line breaks, jinja's ``indent`` leaves its padding (and on the empty line
+    between them, with ``blank``, the padding again)."""
+    layouts: list[tuple[str, bool, bool] | None] = [None]
+    at = text.find(chr(0xE100 + j) + "\n")
+    end = text.find(_ARG_CLOSE, at)
+    if at >= 0 and end >= 0:
+        tail = text[at + 2 : end]
+        pad = tail[: len(tail) // 2]
+        if tail.startswith("\n"):
+            layouts = [(tail[1:], True, False), (tail[1:], False, False)]
+        elif tail == pad + "\n" + pad:
+            layouts = [(pad, True, True), (pad, False, True)]
+    found: list[Printer | None] = []
+    for indent in (None, 2, 4):
+        for separators in (None, (",", ":")):
+            for sort_keys in (False, True):
+                for layout in layouts:
+                    plain = indent is None and separators is None and not sort_keys and layout is None
+                    found.append(None if plain else _printer(indent, separators, sort_keys, layout))
+    return found
+
+
 def _messages(
     parts: Any, content: Callable[[int], str], arguments: Callable[[int], Any]
-) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+) -> tuple[list[dict[str, Any]], list[str], list[str], list[Any]]:
     """The messages of an agent shape with ``content(i)`` and ``arguments(i)`` for slot ``i``, and
-    the slots' values (arguments as their JSON text) and kinds, in slot order."""
+    the slots' values (arguments as their JSON text), kinds and the arguments given, in slot order."""
     messages: list[dict[str, Any]] = []
     values: list[str] = []
     kinds: list[str] = []
+    objects: list[Any] = []
 
     def slot(kind: str) -> str:
         values.append(content(len(values)))
@@ -236,6 +310,7 @@ def _messages(
                 given = arguments(len(values))
                 values.append(_ENCODE(given))
                 kinds.append("arguments")
+                objects.append(given)
                 call["function"] = {"name": name, "arguments": given}
                 calls.append(call)
             messages.append({"role": "assistant", "content": text, "tool_calls": calls})
@@ -246,7 +321,7 @@ def _messages(
             if part[3] is not None:
                 tool["name"] = part[3]
             messages.append(tool)
-    return messages, values, kinds
+    return messages, values, kinds, objects
 
 
 def _probe_text(i: int) -> str:
@@ -254,36 +329,59 @@ def _probe_text(i: int) -> str:
 
 
 def _probe_arguments(i: int) -> dict[str, Any]:
-    return {"q": f'say "hi" \\ {i}\n', "n": i, "x": [1.5, None, True, {}]}
+    """Unsorted keys, nesting, empty containers, and line breaks JSON keeps but ``indent`` splits at."""
+    return {"q": f'say "hi" \\ {i}\n\u2028\u2028\x85 \u2029', "n": i, "x": [1.5, None, True, {}, [], {"k": [2]}]}
 
 
 def _build(fmt: Any, parts: Any, tools: Any, add_generation_prompt: bool, render_full: RenderFull) -> Skeleton | None:
     """Render the agent shape once with sentinel contents and marker arguments and cut the text at
-    them; then check the cut against the template on the same shape with probe values (text with
-    quotes, backslashes, a newline, a control character; nested arguments), learning whether tool
-    results are written as JSON strings: a shape the check fails renders through the template."""
+    them, for each printer the arguments' text may come from; then check the cut against the
+    template on the same shape with probe values (text with quotes, backslashes, a newline, a
+    control character; nested arguments), learning whether tool results are written as JSON strings
+    and which printer writes the arguments: a shape no cut passes renders through the template."""
     names = [p for part in parts if type(part) is not str for p in _strings(part)]
     if any(c in name for name in names for c in _SENTINEL_CHARS):
         return None  # an id or a name could pass for a sentinel
-    messages, values, kinds = _messages(parts, _mark, _argument_marker)
-    probe, probe_values, _ = _messages(parts, _probe_text, _probe_arguments)
+    messages, values, kinds, _ = _messages(parts, _mark, _argument_marker)
+    probe, probe_values, _, probe_objects = _messages(parts, _probe_text, _probe_arguments)
     try:
         text = render_full(fmt, messages, tools, add_generation_prompt, False)
         expected = render_full(fmt, probe, tools, add_generation_prompt, False)
     except PromptError:
         return None
-    count = len(values)
-    for j, kind in enumerate(kinds):
-        if kind == "arguments":
-            text = text.replace(values[j], _mark(j))
+    # the arguments the template prints (GLM-4's writes none)
+    arguments = [j for j, kind in enumerate(kinds) if kind == "arguments" and _ARG_OPEN + chr(0xE100 + j) in text]
+    for printer in _printers(text, arguments[0]) if arguments else [None]:
+        cut = text
+        for j in arguments:
+            printed = values[j] if printer is None else printer(_argument_marker(j))
+            if printed not in cut:
+                break
+            cut = cut.replace(printed, _mark(j))
+        else:
+            skeleton = _cut(cut, kinds, printer, probe_values, probe_objects, expected)
+            if skeleton is not None:
+                return skeleton
+    return None
+
+
+def _cut(
+    text: str,
+    kinds: list[str],
+    printer: Printer | None,
+    probe_values: list[str],
+    probe_objects: list[Any],
+    expected: str,
+) -> AgentSkeleton | None:
+    """The skeleton ``text`` cut at its sentinels makes, if filled with the probe values it gives ``expected``."""
     pieces = _MARK.split(text)
     markup = pieces[0::2]
     order = [ord(c) - 0xE100 for c in pieces[1::2]]
-    if any(k >= count for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
-        return None  # the template cut into a sentinel, or printed arguments other than as compact JSON
+    if any(k >= len(kinds) for k in order) or any(c in m for m in markup for c in _SENTINEL_CHARS):
+        return None  # the template cut into a sentinel, or printed arguments some other way
     for quoted in (False, True):
-        skeleton = AgentSkeleton(markup, order, kinds, quoted)
-        if skeleton.filled(probe_values) == expected:
+        skeleton = AgentSkeleton(markup, order, kinds, quoted, printer)
+        if skeleton.filled(probe_values, probe_objects) == expected:
             return skeleton
     return None
 
@@ -334,7 +432,7 @@ def _fill(
     add_generation_prompt: bool,
     render_full: RenderFull,
 ) -> str | None:
-    parts, slots, kinds = shape
+    parts, slots, kinds, objects = shape
     usable = slots if policy.open else policy.apply(slots, kinds)
     if usable is None:
         return None
@@ -345,7 +443,7 @@ def _fill(
         skeleton = _skeleton(fmt, entry, key, tools, add_generation_prompt, policy, render_full, _build)
         if not isinstance(skeleton, AgentSkeleton):
             return None
-    return skeleton.filled(usable)
+    return skeleton.filled(usable, objects)
 
 
 # -- probing ---------------------------------------------------------------------------------------
@@ -354,7 +452,7 @@ _TEXT = "Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSec
 _ARGUMENTS: tuple[Callable[[int], dict[str, Any]], ...] = (
     lambda i: {"city": f"Paris {i}", "unit": "celsius"},
     lambda i: {
-        "q": f'He said "hi" \\ <b>&</b> ünï 中文\n{i}',
+        "q": f'He said "hi" \\ <b>&</b> ünï 中文\n\u2028{i}',
         "n": i,
         "f": 1.5,
         "ok": True,
