@@ -12,7 +12,8 @@ references for ``str()``.  The limits, per render:
 - :data:`MAX_ITEMS` (1,000,000): any one list, tuple, dict or range built;
 - :data:`MAX_ALLOC_BYTES` (192 MiB): all large values built, added up, so values kept
   alive in namespaces or macro frames cannot add up past the memory bar;
-- :data:`MAX_WORK` (5,000,000 element comparisons): one sort, ``in``, ``==``, ``max``;
+- :data:`MAX_WORK` (5,000,000 element comparisons): one sort, ``in``, ``==``, ``max``, ``.count``,
+  ``.index``, or the hash of one tuple used as a key (shared parts count as often as they occur);
 - the deadline (``time_budget``), checked on every call, loop step and output chunk, and on every
   64th item lookup (what the `attribute=` filters make, one per item).
 
@@ -47,6 +48,7 @@ __all__ = [
     "bounded_concat",
     "bounded_list",
     "check_items",
+    "check_key",
     "check_result",
     "check_str",
     "check_time",
@@ -213,6 +215,13 @@ def check_items(count: int, what: str) -> None:
 def check_work(units: int, what: str) -> None:
     if units > MAX_WORK:
         raise TemplateError(f"chat template {what}: about {units:,} comparisons, over the cap of {MAX_WORK:,}")
+
+
+def check_key(value: Any, what: str) -> None:
+    """Refuse looking ``value`` up by hash when hashing it would walk too much: a tuple's hash walks
+    all of it, shared parts as often as they occur (halves shared sixty deep are 2**60 items)."""
+    if isinstance(value, (tuple, frozenset)) and value:
+        check_work(weight(value), what)
 
 
 def _account(nbytes: int) -> None:

@@ -2,8 +2,10 @@
 
 A template sees only ``str``, ``int``, ``float``, ``bool``, ``None``, lists, tuples and dicts:
 subclasses become their base type (their own methods never run inside a template), mappings and
-dataclasses become dicts, anything else its type's name in angle brackets. The copy is fresh, so a
-template can never reach (and a render never changes) the caller's objects.
+dataclasses become dicts. Anything else (``bytes``, a ``set``, an arbitrary object) is refused with
+:class:`~prompter.errors.InputTypeError`: no text is made up for it, so neither its ``repr`` nor its
+type's name (``type("<|im_end|>", (), {})``) can reach the prompt outside the caller's own text. The
+copy is fresh, so a template can never reach (and a render never changes) the caller's objects.
 """
 
 from __future__ import annotations
@@ -12,22 +14,30 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from prompter.errors import InputTypeError
+
 __all__ = ["plain"]
 
 
-def plain(value: Any) -> Any:
-    """A fresh copy of ``value`` made of plain JSON-like types (as transformers does)."""
+def plain(value: Any, where: str = "value") -> Any:
+    """A fresh copy of ``value`` made of plain JSON-like types (as transformers does).
+
+    ``where`` names ``value`` in the :class:`InputTypeError` raised for anything else.
+    """
     kind = type(value)
     if kind is str or kind is int or kind is float or kind is bool or value is None:
         return value
     if kind is dict:
-        return {k if type(k) is str else plain(k): v if type(v) is str else plain(v) for k, v in value.items()}
+        return {
+            k if type(k) is str else plain(k, where): v if type(v) is str else plain(v, where)
+            for k, v in value.items()
+        }
     if kind is list:
-        return [v if type(v) is str else plain(v) for v in value]
-    return _plain_other(value)
+        return [v if type(v) is str else plain(v, where) for v in value]
+    return _plain_other(value, where)
 
 
-def _plain_other(value: Any) -> Any:
+def _plain_other(value: Any, where: str) -> Any:
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, bool):
@@ -37,11 +47,16 @@ def _plain_other(value: Any) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, Mapping):
-        return {plain(k): plain(v) for k, v in value.items()}
+        return {plain(k, where): plain(v, where) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [plain(v, where) for v in value]
     if isinstance(value, tuple):
-        return tuple(plain(v) for v in value)
+        return tuple(plain(v, where) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return f"<{type(value).__name__}>"
+        return {f.name: plain(getattr(value, f.name), where) for f in dataclasses.fields(value)}
+    name = type.__getattribute__(type(value), "__name__")
+    raise InputTypeError(
+        f"{where}: holds a value of type {str.__str__(name)[:80]!r}, which a chat template cannot be given; "
+        "pass JSON data (str, int, float, bool, None, a list or a dict): convert it first (bytes to str, "
+        "a set to a sorted list, an object to a dict)"
+    )

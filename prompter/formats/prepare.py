@@ -154,7 +154,9 @@ def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool 
         _validate(message, where)
         try:
             msg: dict[str, Any] = {
-                k if type(k) is str else plain(k): v if type(v) is str else plain(v)
+                k if type(k) is str else plain(k, where): v
+                if type(v) is str
+                else plain(v, f"{where}.{k}" if type(k) is str else where)
                 for k, v in message.items()
                 if v is not None
             }
@@ -242,7 +244,7 @@ def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
         if not isinstance(tool, Mapping):
             raise ToolsError(f"tools[{i}]: expected a tool dict (a JSON schema), got {type(tool).__name__}")
     try:
-        return plain(list(tools))  # type: ignore[no-any-return]
+        return plain(list(tools), "tools")  # type: ignore[no-any-return]
     except RecursionError:
         raise ToolsError(_too_deep("tools")) from None
 
@@ -277,7 +279,7 @@ def prepare_documents(documents: Any) -> list[dict[str, Any]] | None:
                 f"documents[{i}]: expected a document dict (with 'title' and 'text'), got {type(document).__name__}"
             )
     try:
-        return plain(list(documents))  # type: ignore[no-any-return]
+        return plain(list(documents), "documents")  # type: ignore[no-any-return]
     except RecursionError:
         raise MessageError(_too_deep("documents")) from None
 
@@ -359,7 +361,7 @@ def render_jinja(
 ) -> str:
     """Render prepared messages the way ``apply_chat_template(tokenize=False)`` does."""
     try:
-        extra = plain(dict(kwargs))
+        extra = plain(dict(kwargs), "the template's extra variables")
     except RecursionError:
         raise MessageError(_too_deep("the template's extra variables")) from None
     context: dict[str, Any] = {**special, **extra}

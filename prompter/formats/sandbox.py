@@ -39,8 +39,8 @@ from prompter.formats.budget import (
     PROBING,
     Budget,
     bounded_concat,
-    bounded_list,
     check_items,
+    check_key,
     check_result,
     check_str,
     check_time,
@@ -48,7 +48,13 @@ from prompter.formats.budget import (
     guarded_iter,
     timed_out,
 )
-from prompter.formats.sandbox_calls import BoundedFormatterMixin, bounded_method_call, check_percent
+from prompter.formats.sandbox_calls import (
+    BoundedFormatterMixin,
+    TemplateDict,
+    bounded_method_call,
+    check_percent,
+    dict_key,
+)
 from prompter.formats.sandbox_filters import compare, install, printable, tojson
 
 __all__ = [
@@ -87,20 +93,6 @@ def _strftime_now(format: str) -> str:
     # a directive (2 chars) expands to at most ~30 (``%c`` in a long locale)
     check_str(len(str(format)) * 16, "asked strftime_now for a long date")
     return datetime.now().strftime(format)
-
-
-class _TemplateDict:
-    """``dict`` as templates see it: a constructor without attribute access to the type."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        if args and not isinstance(args[0], Mapping):
-            args = (bounded_list(args[0], "builds a dict"), *args[1:])
-        return check_result(dict(*args, **kwargs))  # type: ignore[no-any-return]
-
-    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        if args:
-            args = (bounded_list(args[0], "builds a dict"), *args[1:])
-        return check_result(dict.fromkeys(*args, **kwargs))  # type: ignore[no-any-return]
 
 
 def _check_binop(operator: str, left: Any, right: Any) -> None:
@@ -203,6 +195,14 @@ def _environment() -> Any:
                 return jinja2.nodes.Filter(node, "_prompter_check_size", [], [], None, None)
             return node
 
+        def visit_Dict(self, node: Any) -> Any:
+            # ``{key: value}`` hashes each key in C: a tuple key's hash is sized first
+            node = self.generic_visit(node)
+            for pair in node.items:
+                if not isinstance(pair.key, jinja2.nodes.Const):
+                    pair.key = jinja2.nodes.Filter(pair.key, "_prompter_key", [], [], None, None)
+            return node
+
         def visit_Compare(self, node: Any) -> Any:
             # ``a in b`` / ``a == b`` on big structures run in C for minutes: size them first
             node = self.generic_visit(node)
@@ -240,6 +240,8 @@ def _environment() -> Any:
             # call (``sorted``, ``str.join``), where no loop step reads the clock (``x.y`` in a template is a
             # step of the template itself, checked by its loops and output)
             count_lookup()
+            if type(argument) is tuple:
+                check_key(argument, "looks an item up by a tuple")
             return super().getitem(obj, argument)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
@@ -282,9 +284,10 @@ def _environment() -> Any:
     env.filters["_prompter_check_size"] = check_result
     env.filters["_prompter_printable"] = printable
     env.filters["_prompter_compare"] = compare
+    env.filters["_prompter_key"] = dict_key
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
-    env.globals["dict"] = _TemplateDict()
+    env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = _Namespace
     env.globals["lipsum"] = _lipsum
     return env

@@ -18,6 +18,8 @@ from prompter.formats.budget import (
     MAX_ITEMS,
     bounded_list,
     check_items,
+    check_key,
+    check_result,
     check_str,
     check_work,
     max_chars,
@@ -25,7 +27,9 @@ from prompter.formats.budget import (
     weight,
 )
 
-__all__ = ["bounded_method_call", "check_percent", "BoundedFormatterMixin"]
+__all__ = ["BoundedFormatterMixin", "TemplateDict", "bounded_method_call", "check_percent", "dict_key", "keys_list"]
+
+_SCALARS = (str, bytes, int, float, type(None))
 
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -127,14 +131,30 @@ def _to_bytes(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs:
 
 
 def _seq_search(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    if args and len(s) > 64:
+    # each item compared may walk all of the value searched for (a structure of shared halves: its
+    # expanded size), so a short list counts too when that value is itself a container
+    if args and (len(s) > 64 or not isinstance(args[0], _SCALARS)):
         check_work(len(s) * weight(args[0]), f"searches a list with {method.__name__}")
     return method(*args, **kwargs)
 
 
+def keys_list(keys: Any) -> list[Any]:
+    """The keys ``dict.fromkeys`` is given, as a list, each one's hash sized first."""
+    items = bounded_list(keys, "builds a dict")
+    for key in items:
+        check_key(key, "builds a dict with a tuple key")
+    return items
+
+
 def _fromkeys(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if args:
-        args = (bounded_list(args[0], "builds a dict"), *args[1:])
+        args = (keys_list(args[0]), *args[1:])
+    return method(*args, **kwargs)
+
+
+def _dict_get(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if args:
+        check_key(args[0], "looks an item up by a tuple")
     return method(*args, **kwargs)
 
 
@@ -142,6 +162,29 @@ def _loop_changed(method: Callable[..., Any], s: Any, args: tuple[Any, ...], kwa
     # ``loop.changed(x)`` compares x with the previous one in C: size that comparison first
     check_work(sum(weight(a) for a in args), "compares with loop.changed")
     return method(*args, **kwargs)
+
+
+class TemplateDict:
+    """``dict`` as templates see it: a constructor without attribute access to the type."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        if args and not isinstance(args[0], Mapping):
+            args = (bounded_list(args[0], "builds a dict"), *args[1:])
+            for pair in args[0]:
+                if isinstance(pair, (list, tuple)) and pair:
+                    check_key(pair[0], "builds a dict with a tuple key")
+        return check_result(dict(*args, **kwargs))  # type: ignore[no-any-return]
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        if args:
+            args = (keys_list(args[0]), *args[1:])
+        return check_result(dict.fromkeys(*args, **kwargs))  # type: ignore[no-any-return]
+
+
+def dict_key(key: Any) -> Any:
+    """A key of a ``{key: value}`` literal, its hash sized first."""
+    check_key(key, "builds a dict with a tuple key")
+    return key
 
 
 _STATIC_MAKETRANS = (str.maketrans, bytes.maketrans, bytearray.maketrans)
@@ -179,6 +222,8 @@ def bounded_method_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         handler = _seq_search
     elif name == "fromkeys":
         handler = _fromkeys
+    elif isinstance(owner, Mapping) and name == "get":
+        handler = _dict_get
     elif name == "changed" and type(owner).__name__ == "LoopContext":
         handler = _loop_changed
     if handler is None:

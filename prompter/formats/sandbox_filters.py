@@ -25,6 +25,7 @@ import json
 import operator
 import time
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from types import GeneratorType
 from typing import Any
 
@@ -124,7 +125,8 @@ def _items_for_ordering(value: Any, *args: Any, **kwargs: Any) -> list[Any]:
         if not n & 1023:
             check_time()
     steps = max(1, len(items).bit_length())
-    check_work(chars * steps if len(items) > 1 else 0, "orders a sequence")
+    # one item is not compared, but ``unique`` hashes it, and a tuple's hash walks all of it
+    check_work(chars * steps if len(items) > 1 else chars, "orders a sequence")
     return items
 
 
@@ -322,13 +324,37 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
+def _contains(a: Any, b: Any) -> bool:
+    """``a in b``, its work sized first: each item compared with ``a`` may walk all of ``a``
+    (its expanded size: a structure of shared halves sixty deep is 2**60 items to C)."""
+    if isinstance(b, (list, tuple)):
+        if len(b) > 64 or not isinstance(a, _SCALARS):
+            check_work(len(b) * weight(a), "searches a sequence")
+        return a in b
+    if isinstance(a, _SCALARS) or isinstance(b, (str, bytes)):
+        return a in b
+    if isinstance(b, (Mapping, AbstractSet)):  # looked up by hash: hashing a tuple walks all of it
+        check_work(weight(a), "looks a value up by its hash")
+        return a in b
+    # any other iterable (``.values()``, a lazy filter): compared item by item, as ``in`` would
+    each = weight(a)
+    work = 0
+    for item in guarded_iter(b):
+        work += each
+        check_work(work, "searches a sequence")
+        if item is a or item == a:
+            return True
+    return False
+
+
 def _compare_one(op: str, a: Any, b: Any) -> Any:
     if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
         return _OPS[op](a, b)
-    if op in ("in", "notin"):
-        if isinstance(b, (list, tuple)) and len(b) > 64:
-            check_work(len(b) * weight(a), "searches a sequence")
-    elif isinstance(a, (list, tuple, dict)) and isinstance(b, (list, tuple, dict)):
+    if op == "in":
+        return _contains(a, b)
+    if op == "notin":
+        return not _contains(a, b)
+    if isinstance(a, (list, tuple, dict)) and isinstance(b, (list, tuple, dict)):
         check_work(min(weight(a), weight(b)), "compares two sequences")
     return _OPS[op](a, b)
 
