@@ -37,7 +37,7 @@ def parse_tool_calls(
     eos. Without one, the JSON value (an object or a list of objects) after
     ``start`` holds the calls (Mistral ``[TOOL_CALLS] [...]``). A call is
     ``{"name": ..., "arguments"|"parameters": {...}}``. Blocks that are not
-    valid JSON are left in the text, untouched. With calls, the text loses its
+    valid JSON (nested too deep to read included) are left in the text, untouched. With calls, the text loses its
     trailing whitespace but keeps its leading whitespace, as a stream of the same
     answer must (it has sent that by the time a call shows up).
 
@@ -78,10 +78,15 @@ def parse_tool_calls(
 
 
 def json_prefix(text: str) -> Any:
-    """The JSON value *text* starts with (trailing text ignored), or None if it starts with none."""
+    """The JSON value *text* starts with (trailing text ignored), or None if it starts with none.
+
+    A value nested too deep for Python's recursion limit is none either: a model
+    (or a prompt injection) writing ``[[[[...`` must not turn an answer into a
+    bare RecursionError.
+    """
     try:
         value, _ = json.JSONDecoder().raw_decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value
 
@@ -90,7 +95,10 @@ def _as_call(value: Any) -> ToolCall | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
         return None
     args = value.get("arguments", value.get("parameters", {}))
-    arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    try:
+        arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    except RecursionError:  # read at the limit's edge, too deep to write back: not a call
+        return None
     return ToolCall(
         id="call_" + uuid.uuid4().hex[:24],
         type="function",

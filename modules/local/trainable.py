@@ -260,9 +260,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         # generation itself is serialised (or batched), so a few more than a batch is plenty
         self._async = _ModelRunner(min(1024, max(8, 2 * max_batch_size)), self._backend)
 
-    def __repr__(self) -> str:
-        state = "started" if self._backend.model is not None else "not started"
-        return f"TrainableModule({self._backend.path!r}, {state})"
+    def __repr__(self) -> str:  # safe on a half-built one: a traceback showing locals reprs it
+        backend = getattr(self, "_backend", None)
+        if backend is None:
+            return "TrainableModule(<not built>)"
+        state = "started" if backend.model is not None else "not started"
+        return f"TrainableModule({backend.path!r}, {state})"
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

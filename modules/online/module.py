@@ -203,24 +203,32 @@ def _masking_given_secrets(
     init: Callable[Concatenate[OnlineChatModule, P], None],
 ) -> Callable[Concatenate[OnlineChatModule, P], None]:
     """``init``, whose errors show the ``api_key`` and the credential ``headers`` it was given as ``***``
-    (an error names a wrong argument with its value: the key passed as ``model`` or ``timeout`` by mistake)."""
+    (an error names a wrong argument with its value: the key passed as ``model`` or ``timeout`` by mistake),
+    and leave no frame whose locals hold the arguments (a ``base_url`` with a password, the key, the
+    headers) for a traceback that shows locals: the frames below are cleared, this one's are dropped."""
 
     def made(self: OnlineChatModule, /, *args: P.args, **kwargs: P.kwargs) -> None:
         try:
             init(self, *args, **kwargs)
         except Exception as exc:
-            given = dict(zip(("source", "model", "base_url", "api_key"), args), **kwargs)
-            key, headers = given.get("api_key"), given.get("headers")
-            secrets = [str.__str__(key)] if isinstance(key, str) else []  # its characters: no method of a subclass
-            try:
-                secrets += secrets_of_headers(headers) if isinstance(headers, Mapping) else []
-            except Exception:  # noqa: BLE001 - a mapping that cannot be read: its own error is the one raised
-                pass
-            mask_error(exc, Scrubber(secrets))
+            _mask_given_secrets(exc, args, kwargs)
+            _forget(exc)
+            del args, kwargs
             raise
 
     functools.update_wrapper(made, init)  # the signature and docstring stay init's
     return made
+
+
+def _mask_given_secrets(exc: BaseException, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    given = dict(zip(("source", "model", "base_url", "api_key"), args), **kwargs)
+    key, headers = given.get("api_key"), given.get("headers")
+    secrets = [str.__str__(key)] if isinstance(key, str) else []  # its characters: no method of a subclass
+    try:
+        secrets += secrets_of_headers(headers) if isinstance(headers, Mapping) else []
+    except Exception:  # noqa: BLE001 - a mapping that cannot be read: its own error is the one raised
+        pass
+    mask_error(exc, Scrubber(secrets))
 
 
 class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
@@ -367,7 +375,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         )
 
     def __repr__(self) -> str:  # the key passed as model= by mistake is masked too
-        key = repr(self._backend.api_key) if self._backend.api_key else "None"
+        backend = getattr(self, "_backend", None)
+        if backend is None or getattr(self, "_scrubber", None) is None:  # half-built: nothing checked to show
+            return f"{type(self).__name__}(<not built>)"
+        key = repr(backend.api_key) if backend.api_key else "None"
         return self._scrub(
             f"{type(self).__name__}(source={self.source!r}, model={self.model!r}, "
             f"base_url={self.base_url!r}, api_key={key})"

@@ -9,6 +9,13 @@ text (``Invalid HTTP request received.``). Here that answer is the same
 or 431 for a header block too large. The connection still closes afterwards, as
 it must once the framing is unknown.
 
+h11 itself lets two ambiguous framings through, and both are request-smuggling
+vectors (RFC 9112 §6.1): a request with both ``Content-Length`` and
+``Transfer-Encoding`` (h11 reads it chunked and keeps the connection open, so a
+proxy that trusted the length would see the next request where we see body),
+and ``Transfer-Encoding`` on HTTP/1.0 (framing the RFC says to treat as faulty).
+Both get the same 400 envelope and the connection is closed.
+
 The class is always the one used (never ``httptools``, which uvicorn picks where
 it is installed), so the limits and answers are the same on every install.
 """
@@ -18,13 +25,16 @@ from __future__ import annotations
 import json
 import sys
 from http import HTTPStatus
+from typing import Any
 
 import h11
+from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
 from modules.server.errors import HTTPError
 
-__all__ = ["EnvelopeH11Protocol", "protocol_error"]
+__all__ = ["EnvelopeH11Protocol", "ambiguous_framing", "protocol_error"]
 
 
 def protocol_error(exc: BaseException | None) -> HTTPError:
@@ -39,8 +49,38 @@ def protocol_error(exc: BaseException | None) -> HTTPError:
     return HTTPError(status, message)
 
 
+def ambiguous_framing(request: h11.Request) -> str | None:
+    """Why *request*'s body framing is one a server must not trust (RFC 9112 §6.1), or None."""
+    names = {name for name, _ in request.headers}  # h11 gives them lower-cased
+    if b"transfer-encoding" not in names:
+        return None
+    if b"content-length" in names:
+        return "both Content-Length and Transfer-Encoding are set; send only one"
+    if request.http_version == b"1.0":
+        return "Transfer-Encoding is not allowed on HTTP/1.0; send Content-Length"
+    return None
+
+
+class _FramingCheckedConnection(h11.Connection):
+    """An h11 server connection that refuses a request whose framing is ambiguous, as h11 refuses bad framing."""
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            reason = ambiguous_framing(event)
+            if reason is not None:
+                raise h11.RemoteProtocolError(reason, error_status_hint=400)
+        return event
+
+
 class EnvelopeH11Protocol(H11Protocol):
-    """:class:`H11Protocol` whose answer to an unparsable request is OpenAI's error envelope."""
+    """:class:`H11Protocol` whose answer to an unparsable or ambiguously framed request is OpenAI's error envelope."""
+
+    def __init__(self, config: Config, server_state: ServerState, app_state: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(config, server_state, app_state, **kwargs)
+        size = config.h11_max_incomplete_event_size  # as uvicorn builds its connection; None: h11's default
+        conn = _FramingCheckedConnection
+        self.conn = conn(h11.SERVER) if size is None else conn(h11.SERVER, size)
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn calls this from inside its ``except h11.RemoteProtocolError`` block, without the
