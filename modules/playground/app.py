@@ -15,14 +15,17 @@ Content-Security-Policy keeps it to its own origin.
 # inside create_playground_app so that fastapi stays optional) as objects, not as strings
 import json
 import logging
+from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from modules.playground.page import page_html
 from modules.playground.render import Spans, TokenCounter, error_body, is_panic, render
 from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
 from prompter import ModelFormat
 from prompter.errors import PromptError
+
+T = TypeVar("T")
 
 __all__ = ["MAX_BODY_BYTES", "create_playground_app", "mount_playground"]
 
@@ -76,7 +79,7 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
         template = static("index.html").decode("utf-8")
         query = request.query_params.multi_items()
         try:
-            html = await run_in_threadpool(lambda: page_html(template, query, count_tokens))
+            html = await run_in_threadpool(lambda: _no_local_files(page_html, template, query, count_tokens))
         except Exception:  # the script renders it again and says what is wrong; the page itself must load
             _log.exception("playground page render failed")
             html = template
@@ -114,7 +117,7 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
         if not isinstance(state, dict):
             return error(400, "InvalidRequest", 'expected a JSON body {"state": {field: text, ...}}', "state")
         try:
-            result = await run_in_threadpool(lambda: render(read_state(state), count_tokens))
+            result = await run_in_threadpool(lambda: _no_local_files(lambda: render(read_state(state), count_tokens)))
         except (PromptError, FieldError) as exc:
             return JSONResponse(error_body(exc), status_code=400, headers=_HEADERS)
         except RecursionError:
@@ -142,6 +145,15 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
         return b"".join(chunks)
 
     return app
+
+
+def _no_local_files(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` with local media paths refused: the states come from HTTP clients, who must never
+    make the server read its own files and hand them back as base64 (``file:///...png`` in a history)."""
+    from prompter.render.media import local_files
+
+    with local_files(False):
+        return function(*args)
 
 
 def mount_playground(app: Any, module: Any = None) -> None:

@@ -143,6 +143,9 @@ def _loads(text: str, where: str, syntax: bool = True) -> Any:
     except (NotJSONError, RecursionError) as exc:
         detail = str(exc) if isinstance(exc, NotJSONError) else "it nests too deep to read; flatten it"
         raise TrainingExampleError(f"{where}: not a JSON line ({detail})") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts (4300): JSON text, not data
+        detail = "a number too long to read; write it as a string"
+        raise TrainingExampleError(f"{where}: not a JSON line ({detail})") from exc
 
 
 def _checked(records: list[Any], where: list[str]) -> list[Mapping[str, Any]]:
