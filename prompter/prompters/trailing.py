@@ -3,7 +3,7 @@
 A current turn given as messages may end with system or assistant messages after the
 user's text (``[{"role": "user", ...}, {"role": "system", ...}]``). They are turns of
 their own, not part of the human turn the layout frames ``{input}`` in: like history
-and like the messages that open the turn, they render where they stand, in their own
+and like the messages before the human turn, they render where they stand, in their own
 delimiters, after the human turn and before the assistant prompt (the layout's
 ``{soa}`` after ``{input}``).
 

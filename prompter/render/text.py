@@ -96,23 +96,31 @@ def _input_text(conv: Conversation, fmt: ModelFormat, start: int = 0) -> str:
 
 
 def _lead(conv: Conversation) -> int:
-    """How many system and assistant messages open the current turn, before its first user message or
-    tool result: they are turns of their own, not part of the human turn the layout frames ``{input}`` in."""
-    for k, message in enumerate(conv.current):
-        if message.role in ("user", "tool"):
-            return k
-    return len(conv.current)
+    """How many messages of the current turn come before its human turn, the last run of user messages
+    and tool results: the system and assistant messages before it, and any user message or tool result
+    one of them stands after, are turns of their own, rendered where they stand as history renders them,
+    not part of the human turn the layout frames ``{input}`` in (all of them when there is no such run)."""
+    current = conv.current
+    end = len(current)
+    while end and current[end - 1].role not in ("user", "tool"):
+        end -= 1  # messages closing the turn stay after the human turn (see prompters/trailing.py)
+    if not end:
+        return len(current)
+    start = end
+    while start and current[start - 1].role in ("user", "tool"):
+        start -= 1
+    return start
 
 
 def _history_and_lead_text(conv: Conversation, fmt: ModelFormat) -> str:
-    """The history, then the current turn's leading system and assistant messages in their own
+    """The history, then the current turn's messages before its human turn in their own
     delimiters, where they stand (a layout with a ``{history}`` field)."""
     lead = "".join(_message_text(m, fmt, f"input[{i}].content") for i, m in enumerate(conv.current[: _lead(conv)]))
     return _history_text(conv, fmt) + lead
 
 
 def _input_after_lead_text(conv: Conversation, fmt: ModelFormat) -> str:
-    """The current turn from its first user message or tool result (the lead is in ``{history}``)."""
+    """The current turn from its human turn on (the messages before it are in ``{history}``)."""
     return _input_text(conv, fmt, _lead(conv))
 
 
@@ -168,7 +176,7 @@ class LayoutPlan:
         self._names = positions
         values = _FIELD_VALUES
         if {name for _, name in positions} >= {"history", "input"}:
-            # a system or assistant message opening the current turn stands before the human turn
+            # the current turn's messages before its human turn stand before it, as history renders them
             values = {**values, "history": _history_and_lead_text, "input": _input_after_lead_text}
         self._fields = tuple((index, values[name]) for index, name in positions)
         self.fmt = fmt
