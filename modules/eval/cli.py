@@ -105,6 +105,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
             raise ModuleConfigError(
                 f"config {str(file)!r}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
             ) from None
+        except RecursionError:
+            raise ModuleConfigError(f"config {str(file)!r}: JSON nested too deep to read; flatten it") from None
+        except ValueError as exc:  # an integer of more digits than Python converts, say
+            raise ModuleConfigError(
+                f"config {str(file)!r}: JSON that cannot be read ({exc}); write the value as a string"
+            ) from None
         if not isinstance(data, dict):
             raise ModuleConfigError(f"config {str(file)!r}: expected a JSON object")
         return data

@@ -60,10 +60,7 @@ def _read(path: Path, suffix: str) -> list[dict[str, Any]]:
     if suffix == ".jsonl":
         return _jsonl(path)
     if suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except json.JSONDecodeError as exc:
-            raise ModuleConfigError(f"{path.name}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        data = _json(path.read_text(encoding="utf-8-sig"), path.name)
         if not isinstance(data, list):
             raise ModuleConfigError(f"dataset {str(path)!r}: a .json dataset is a list of objects")
         return [_sample(s, f"{path.name}[{i}]") for i, s in enumerate(data)]
@@ -99,16 +96,28 @@ def _sample(value: object, where: str) -> dict[str, Any]:
     return dict(value)
 
 
+def _json(text: str, name: str, line: int | None = None) -> Any:
+    """``json.loads(text)`` of file ``name`` (its line ``line``, in a .jsonl); JSON it cannot read
+    (nested too deep, an int past Python's digit limit) is a :class:`ModuleConfigError` naming where."""
+    where = name if line is None else f"{name}:{line}"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = where if line is not None else f"{name}:{exc.lineno}:{exc.colno}"
+        raise ModuleConfigError(f"{at}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ModuleConfigError(f"{where}: JSON nested too deep to read; flatten the sample") from None
+    except ValueError as exc:  # an integer of more digits than Python converts, say
+        raise ModuleConfigError(f"{where}: JSON that cannot be read ({exc}); write the value as a string") from None
+
+
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     out = []
     with path.open(encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ModuleConfigError(f"{path.name}:{number}: not valid JSON ({exc.msg})") from None
+            value = _json(line, path.name, number)
             out.append(_sample(value, f"{path.name}:{number}"))
     return out
 

@@ -47,22 +47,40 @@ class RunStats:
     output: Path
 
 
+_RECORD_START = b'{"index": '
+"""How every record line begins (the writer's ``json.dumps`` of a record with ``index`` first)."""
+
+
+def _torn(raw: bytes) -> bool:
+    """Whether an unterminated last line is a record cut short by an interrupted write."""
+    return raw.startswith(_RECORD_START) or _RECORD_START.startswith(raw)
+
+
 def read_done(path: Path, jobs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The records already in ``path``, checked against ``jobs``; a torn last line is cut off."""
+    """The records already in ``path``, checked against ``jobs``; a torn last line is cut off.
+
+    Only an unterminated last line that begins as a record does is torn: any other line that is
+    no record means the file is not a predictions file, which is an error and stays as it is.
+    """
     if not path.exists():
         return {}
     done: dict[int, dict[str, Any]] = {}
     keep = 0
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.endswith(b"\n") and _torn(raw):
+                break  # an interrupted write: the sample is answered again
             try:
-                record = json.loads(raw)
-            except ValueError:
-                break  # an interrupted write: everything from here is redone
-            if not raw.endswith(b"\n"):
-                break
+                record = json.loads(raw) if raw.endswith(b"\n") else None
+            except (ValueError, RecursionError):  # no JSON, non-UTF-8, too deep, an int past the digit limit
+                record = None
             index = record.get("index") if isinstance(record, dict) else None
-            if not isinstance(index, int) or not 0 <= index < len(jobs):
+            if record is None or not isinstance(index, int):
+                raise ModuleConfigError(
+                    f"{path}:{number}: not a predictions record; this file is no predictions file of an "
+                    "evaluation and is left as it is: choose another output (--output)"
+                )
+            if not 0 <= index < len(jobs):
                 raise ModuleConfigError(f"{path}: a record with index {index!r} is not a sample of this dataset")
             if record.get("origin_prompt") != jobs[index]["origin_prompt"]:
                 raise ModuleConfigError(
