@@ -74,18 +74,26 @@ class StopMatcher:
 class IncrementalDecoder:
     """Token ids to text as they arrive, decoding a bounded window each time (never the whole answer).
 
-    The text of new ids is the decode of ``ids[prefix:]`` minus the decode of
-    ``ids[prefix:read]``, where ``prefix..read`` are the ids of the previous
-    piece: decoding with that context keeps a tokenizer's leading-space rules
-    exact, and a piece ending in an incomplete UTF-8 character (``"\ufffd"``)
-    waits for the next id. The pieces join to ``tokenizer.decode(ids)``.
+    The text of new ids is the decode of ``ids[prefix:]`` minus what was already
+    sent of it, where ``prefix..read`` are the ids of the previous piece:
+    decoding with that context keeps a tokenizer's leading-space rules exact.
+    Text ending in ``"\ufffd"`` may be an incomplete UTF-8 character, so that
+    last character waits for the next id; the text before it is settled (a
+    decoder replaces only the trailing incomplete sequence, at most 3 bytes, by
+    one ``"\ufffd"``) and is sent. While the end stays ``"\ufffd"`` (a model
+    emitting stray byte tokens), the window moves on at the last id whenever
+    that id decodes on its own exactly as in context, so each id is decoded a
+    bounded number of times. The pieces join to ``tokenizer.decode(ids)``.
     """
+
+    WAIT = 4  # ids past the last settled piece before the window tries to move on (UTF-8: at most 4 bytes)
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
         self.ids: list[int] = []
         self.prefix = 0
         self.read = 0
+        self.sent = 0  # characters sent beyond the decode of ids[prefix:read]
 
     def _decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
@@ -93,14 +101,31 @@ class IncrementalDecoder:
     def push(self, ids: Sequence[int], final: bool = False) -> str:
         """Add *ids*; the new text that is settled (all of it when *final*)."""
         self.ids.extend(ids)
-        if self.read == len(self.ids):
+        end = len(self.ids)
+        if self.read == end:
             return ""
         before = self._decode(self.ids[self.prefix : self.read])
         after = self._decode(self.ids[self.prefix :])
-        if len(after) <= len(before) or (after.endswith("\ufffd") and not final):
-            return ""
-        self.prefix, self.read = self.read, len(self.ids)
-        return after[len(before) :]
+        done = len(before) + self.sent
+        if final or not after.endswith("\ufffd"):
+            if len(after) <= done:
+                return ""
+            self.prefix, self.read, self.sent = self.read, end, 0
+            return after[done:]
+        piece = after[done : len(after) - 1]
+        self.sent += len(piece)
+        if end - self.read >= self.WAIT:
+            self._move_on(after, len(before) + self.sent, end)
+        return piece
+
+    def _move_on(self, after: str, done: int, end: int) -> None:
+        """Start the window at the last id when the text up to it is settled: the window's text is the
+        text before that id followed by that id's own decode (no character spans the boundary)."""
+        head = self._decode(self.ids[self.prefix : end - 1])
+        if after != head + self._decode(self.ids[end - 1 : end]):
+            return
+        self.prefix = self.read = end - 1
+        self.sent = done - len(head)
 
 
 class _TokenStreamer:
