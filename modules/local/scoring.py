@@ -26,7 +26,7 @@ divisor though it has no loss).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -67,34 +67,46 @@ def continuation_nll(
     """Mean negative log-likelihood (nats per token) of each pair's continuation."""
     import torch
 
-    if model is None:
-        raise ModelNotStartedError("call start() before scoring")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ModuleConfigError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    _check_scoring(model, batch_size)
     encoded = [encode_pair(tokenizer, c, t) for c, t in pairs]
     for ctx, cont in encoded:
         if len(ctx) + len(cont) > max_context:
             raise ContextLengthError(len(ctx) + len(cont), 0, max_context, "shorten the prompt")
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id or 0
     out: list[float] = []
-    for start in range(0, len(encoded), batch_size):
-        batch = encoded[start : start + batch_size]
-        width = max(len(c) + len(t) for c, t in batch)
+    rows = _log_probs(model, [ctx + cont for ctx, cont in encoded], pad, batch_size)
+    for (ctx, cont), logp in zip(encoded, rows, strict=True):
+        # the token at position p is predicted by the logits at p - 1
+        positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
+        targets = torch.tensor(cont, dtype=torch.long)
+        out.append(float(-logp[positions, targets].mean()))
+    return out
+
+
+def _check_scoring(model: Any, batch_size: object) -> None:
+    if model is None:
+        raise ModelNotStartedError("call start() before scoring")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ModuleConfigError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+
+
+def _log_probs(model: Any, sequences: list[list[int]], pad: int, batch_size: int) -> Iterator[Any]:
+    """Each sequence's log-probabilities ``[width, vocab]`` (row ``p`` predicts token ``p + 1``), the
+    sequences run in right-padded batches of ``batch_size`` (``pad`` fills the padding)."""
+    import torch
+
+    for start in range(0, len(sequences), batch_size):
+        batch = sequences[start : start + batch_size]
+        width = max(len(seq) for seq in batch)
         ids = torch.full((len(batch), width), pad, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, (ctx, cont) in enumerate(batch):
-            seq = ctx + cont
+        for row, seq in enumerate(batch):
             ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[row, : len(seq)] = 1
         with torch.no_grad():
             logits = model(input_ids=ids.to(model.device), attention_mask=mask.to(model.device)).logits
         logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-        for row, (ctx, cont) in enumerate(batch):
-            # the token at position p is predicted by the logits at p - 1
-            positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
-            targets = torch.tensor(cont, dtype=torch.long)
-            out.append(float(-logp[row, positions, targets].mean()))
-    return out
+        yield from logp
 
 
 def added_ids(tokenizer: Any) -> tuple[list[int], list[int]]:
@@ -126,10 +138,7 @@ def opencompass_ppl(
     """
     import torch
 
-    if model is None:
-        raise ModelNotStartedError("call start() before scoring")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ModuleConfigError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    _check_scoring(model, batch_size)
     before, after = added_ids(tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     encoded: list[tuple[list[int], int]] = []
@@ -147,23 +156,13 @@ def opencompass_ppl(
             raise ModuleConfigError("continuation: no token of it is left to score after the context")
         encoded.append((ids, masked))
     out: list[float] = []
-    for start in range(0, len(encoded), batch_size):
-        batch = encoded[start : start + batch_size]
-        width = max(len(ids) for ids, _ in batch)
-        rows = torch.full((len(batch), width), pad if pad is not None else 0, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, (ids, _) in enumerate(batch):
-            rows[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-            mask[row, : len(ids)] = 1
-        with torch.no_grad():
-            logits = model(input_ids=rows.to(model.device), attention_mask=mask.to(model.device)).logits
-        logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-        for row, (ids, masked) in enumerate(batch):
-            scored = [p for p in range(max(masked, 1), len(ids)) if ids[p] != pad]
-            positions = torch.tensor([p - 1 for p in scored], dtype=torch.long)  # p - 1 predicts p
-            targets = torch.tensor([ids[p] for p in scored], dtype=torch.long)
-            total = -logp[row, positions, targets].sum()
-            out.append(float(total) / (sum(1 for i in ids if i != pad) - masked))
+    rows = _log_probs(model, [ids for ids, _ in encoded], pad if pad is not None else 0, batch_size)
+    for (ids, masked), logp in zip(encoded, rows, strict=True):
+        scored = [p for p in range(max(masked, 1), len(ids)) if ids[p] != pad]
+        positions = torch.tensor([p - 1 for p in scored], dtype=torch.long)  # p - 1 predicts p
+        targets = torch.tensor([ids[p] for p in scored], dtype=torch.long)
+        total = -logp[positions, targets].sum()
+        out.append(float(total) / (sum(1 for i in ids if i != pad) - masked))
     return out
 
 
