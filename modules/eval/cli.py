@@ -43,6 +43,12 @@ class _UpstreamNames(types.ModuleType):
 def _run_py(file: Path) -> dict[str, Any]:
     def imports(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level == 0 and name.partition(".")[0] in UPSTREAM_PACKAGES:
+            if "configs" in name.split("."):  # opencompass.configs.datasets...: blocks of another config file
+                raise ModuleConfigError(
+                    f"config {str(file)!r}: 'from {name} import {', '.join(fromlist or ())}' reads another "
+                    "config file, which is not followed (its names would be bare strings here); paste the "
+                    "blocks it defines into this file"
+                )
             return _UpstreamNames(name)
         return builtins.__import__(name, globals_, locals_, fromlist, level)
 

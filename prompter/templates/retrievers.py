@@ -242,7 +242,14 @@ class BaseRetriever:
         for i, test in enumerate(tests):
             if self.output_column not in test:
                 raise EvalTemplateError(f"tests[{i}]: no output column {self.output_column!r}")
-            labels[test[self.output_column]] = None
+            label = test[self.output_column]
+            try:
+                labels[label] = None
+            except TypeError:  # a list of gold answers, say: no one candidate to score
+                raise InputTypeError(
+                    f"tests[{i}][{self.output_column!r}]: a PPL label must be one value (a str or number), got "
+                    f"{type(label).__name__}; key the prompt template by label, or give the labels to the inferencer"
+                ) from None
         return list(labels)
 
 
