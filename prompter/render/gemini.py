@@ -125,9 +125,10 @@ def _declaration(function: Mapping[str, Any]) -> dict[str, Any]:
     if "description" in function:
         declaration["description"] = function["description"]
     parameters = function.get("parameters")
-    # Gemini rejects an OBJECT schema without properties: a function without parameters omits them.
+    # Gemini rejects an OBJECT schema without properties: a function without parameters omits them
+    # (the type in either spelling: JSON Schema's "object" or Gemini's own "OBJECT").
     if isinstance(parameters, Mapping) and (
-        parameters.get("properties") or parameters.get("type") != "object"
+        parameters.get("properties") or str(parameters.get("type")).lower() != "object"
     ):
         declaration["parameters"] = parameters
     return declaration

@@ -10,7 +10,8 @@ A conversation is rearranged here, before any dialect renders it, in three steps
    * ``"chat"`` keeps the turns. Where the dialect needs user and assistant to alternate
      (Anthropic, Gemini, DashScope) consecutive turns of one role are merged, but only turns
      of one speaker: when turns of *different* speakers would merge, or when the dialect
-     needs a final user turn (Gemini, DashScope) and there is none, it falls back to
+     needs a final user turn (Gemini, DashScope) and there is none, or wants the user to speak
+     first (Gemini, DashScope) and the assistant does, it falls back to
      ``"multi_agent"``, as AgentScope's ``format_chat`` does (and so when system messages are all
      there is: Anthropic's ``messages`` may not be empty); so it does when a named
      speaker's assistant turn carries media that the dialect's assistant turns cannot carry
@@ -77,6 +78,10 @@ _NEEDS: dict[str, tuple[bool, bool]] = {
     "gemini": (True, True),
     "dashscope": (True, True),
 }
+# dialects whose conversation must open on a user turn ("The user must speak in the beginning and end of the
+# input messages list", AgentScope's documentation of both wrappers; Gemini answers a model turn first with 400:
+# "function call turn comes immediately after a user turn or after a function response turn")
+_USER_FIRST = frozenset(("gemini", "dashscope"))
 # the dialects whose 0.0.x wrapper writes the history header over an empty history ("header\n"); 0.0.x's
 # Ollama chat and LiteLLM wrappers, and 0.1.x's formatters but DashScope's, leave it out
 _HEADER_OVER_NOTHING_0_0 = frozenset(("dashscope", "zhipu", "gemini", "ollama_generate"))
@@ -182,6 +187,8 @@ def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool
     alternate, user_last = _NEEDS.get(dialect, (False, False))
     tool_role = _TOOL_ROLE.get(dialect, "tool")
     turns = [m for m in messages if m.role != "system"]
+    if dialect in _USER_FIRST and turns and turns[0].role == "assistant":
+        return True  # the API wants a user turn first: the merged history is one
     if alternate:
         for before, after in zip(turns, turns[1:]):
             role_before = tool_role if before.role == "tool" else before.role
@@ -220,6 +227,21 @@ def _lacks_final_user_turn(conv: Conversation, dialect: str) -> bool:
         if turn.role != "system":
             return user_last and turn.role not in ("user", "tool")
     return True  # system messages alone: no user turn at all
+
+
+def _opens_on_assistant_turn(conv: Conversation, dialect: str) -> bool:
+    """The dialect needs the conversation to open on a user turn and its first turn is the assistant's."""
+    if dialect not in _USER_FIRST:
+        return False
+    for turn in conv.history:
+        if type(turn) is tuple:
+            return False  # a (question, answer) pair opens on the question
+        if turn.role != "system":  # type: ignore[union-attr]
+            return turn.role == "assistant"  # type: ignore[union-attr]
+    for message in conv.turn():
+        if message.role != "system":
+            return message.role == "assistant"
+    return False
 
 
 def _speakers(messages: list[Message]) -> int:
@@ -338,7 +360,7 @@ def arrange(
             strategy = "chat" if dialect == "openai" else "auto"
     if strategy == "multi_agent" or dialect == "ollama_generate":
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
-    if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect):
+    if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect) and not _opens_on_assistant_turn(conv, dialect):
         return conv  # the common case, decided without building the messages: the roles are the speakers
     messages = _messages(conv)
     if strategy == "auto" and _speakers(messages) > 2 and dialect != "openai":

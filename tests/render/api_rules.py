@@ -100,13 +100,13 @@ def check_anthropic(body: dict[str, Any]) -> None:
     # No rule on the first message's role: the reference asks for alternating turns (it combines consecutive
     # ones) and shows "a single user-role message, or ... multiple user and assistant messages"; the older
     # "the first message must always use the user role" is gone from it, so an assistant turn may open.
+    # Nor on two messages of one role in a row: "Consecutive user or assistant turns in your request will be
+    # combined into a single turn", so the blocks below are checked as the one turn they become.
     assert messages, "messages must not be empty"
     open_calls: set[str] = set()
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
         assert m["role"] in ("user", "assistant"), f"{where}: role {m['role']!r}"
-        if i:
-            assert m["role"] != messages[i - 1]["role"], f"{where}: user and assistant must alternate"
         blocks = m["content"]
         if isinstance(blocks, str):
             assert blocks, f"{where}: empty text"

@@ -163,12 +163,17 @@ def test_different_speakers_are_never_merged_into_one_turn(dialect: str) -> None
 
 
 def test_one_speakers_consecutive_turns_still_merge_under_chat() -> None:
-    history = [{"role": "assistant", "content": "Hi"}, {"role": "assistant", "content": "there"}]
+    # the history opens on a user turn: DashScope wants "the user ... in the beginning and end" (a history
+    # opening on the assistant's turn falls back to the merged history, see
+    # test_strategies_a_conversation_opening_on_the_assistant_turn_reaches_gemini_and_dashscope_as_a_user_turn)
+    history = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi"}, {"role": "assistant", "content": "there"}]
     body = ChatPrompter(system="").generate_prompt("ok", history=history, format="dashscope", strategy="chat")
     assert body["input"]["messages"] == [  # as AgentScope 0.1.x's formatter writes text: a list of items
+        {"role": "user", "content": [{"text": "Hello"}]},
         {"role": "assistant", "content": [{"text": "Hi\nthere"}]},
         {"role": "user", "content": [{"text": "ok"}]},
     ]
+    CHECKS["dashscope"](body)
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """The body checkers hold each API to its documented rules, no stricter: Anthropic's Messages reference
-states no rule on the first message's role (it combines consecutive turns and shows user and assistant
-messages in any mix), and Gemini's ``Content`` puts no rule by role on media parts (image models answer
+states no rule on the first message's role, and combines consecutive user or assistant turns into one turn
+rather than refusing them (so it shows user and assistant messages in any mix), and Gemini's ``Content`` puts no rule by role on media parts (image models answer
 with ``inline_data`` in model turns that multi-turn editing sends back). What the documents do require
-still fails: turns that do not alternate, media in an Anthropic assistant turn, a function call in a
+still fails: Gemini turns that do not alternate, media in an Anthropic assistant turn, a function call in a
 Gemini user turn, a tool result with no call before it."""
 
 from __future__ import annotations
@@ -35,6 +35,26 @@ def test_an_anthropic_history_opening_with_a_tool_call_renders_to_an_accepted_bo
     CHECKS["anthropic"](body)
 
 
+def test_consecutive_anthropic_turns_of_one_role_are_accepted_as_the_api_combines_them():
+    CHECKS["anthropic"]({"messages": [
+        {"role": "user", "content": "Hi."},
+        {"role": "user", "content": [{"type": "text", "text": "Are you there?"}]},
+        {"role": "assistant", "content": "Yes."},
+        {"role": "assistant", "content": "How can I help?"},
+        {"role": "user", "content": "Hot today?"},
+    ]})  # fmt: skip
+
+
+def test_anthropic_tool_results_split_over_consecutive_user_messages_are_accepted():
+    uses = [{"type": "tool_use", "id": f"toolu_{k}", "name": "weather", "input": {}} for k in (1, 2)]
+    CHECKS["anthropic"]({"messages": [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"role": "assistant", "content": uses},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "21"}]},
+    ]})  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "part",
     [
@@ -63,8 +83,8 @@ def test_a_gemini_agents_image_in_a_chat_turn_renders_to_an_accepted_body():
 
 
 STILL_REFUSED: list[tuple[str, dict[str, Any]]] = [
-    ("anthropic", {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}),
     ("anthropic", {"messages": []}),
+    ("anthropic", {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": ""}]}),
     ("anthropic", {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}}]}]}),
     ("anthropic", {"messages": [{"role": "user", "content": [
