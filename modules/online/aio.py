@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar, cast
@@ -70,12 +70,17 @@ class AsyncRunner:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="prompter-async")
             pool = self._pool
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(pool, function)
+            return await asyncio.wrap_future(pool.submit(function))
         except asyncio.CancelledError:
             if cancelled is not None:
                 cancelled.set()
+            if pool is not self._pool and not _task_cancelled():
+                # close() dropped the job before it started: a bare CancelledError in a task nobody
+                # cancelled would read as a cancellation (gather, TaskGroup), so name what happened
+                raise ModuleConfigError(
+                    "the module was closed while this call waited for a worker thread; nothing was sent"
+                ) from None
             raise
 
     def close(self) -> None:
@@ -84,6 +89,13 @@ class AsyncRunner:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _task_cancelled() -> bool:
+    """Whether the running task was cancelled (True where Python cannot tell: before 3.11)."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
 
 
 class AsyncChatStream:
@@ -101,6 +113,11 @@ class AsyncChatStream:
         # One step at a time on the stream: a cancelled task's step keeps running on its thread,
         # and closing the stream meanwhile would raise "generator already executing".
         self._steps = threading.Lock()
+        # Closing never waits for a running step (a read may wait for the read timeout, and a cancelled
+        # task's `async with` would wait with it): the step closes the stream when it ends.
+        self._state = threading.Lock()  # guards the two flags below
+        self._busy = False
+        self._closing = False
 
     async def _opened(self) -> ChatStream:
         if self._stream is None:
@@ -122,12 +139,27 @@ class AsyncChatStream:
         if self._stream is not None:
             await self._runner.run(self._close, self._stream)
 
-    def _step(self, stream: Iterator[str]) -> object:
+    def _step(self, stream: ChatStream) -> object:
         with self._steps:
-            return next(stream, _END)
+            with self._state:
+                if self._closing:
+                    return _END
+                self._busy = True
+            try:
+                return next(stream, _END)
+            finally:
+                with self._state:
+                    self._busy = False
+                    closing = self._closing
+                if closing:  # closed while this step ran (a cancelled task left its `async with`)
+                    stream.close()
 
     def _close(self, stream: ChatStream) -> None:
-        with self._steps:  # after a step still running for a cancelled task
+        with self._state:
+            self._closing = True
+            if self._busy:
+                return  # the running step closes the stream as it ends
+        with self._steps:
             stream.close()
 
     async def __aenter__(self) -> AsyncChatStream:

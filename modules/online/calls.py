@@ -90,8 +90,19 @@ class Calls(AsyncCalls):
         """``async for piece in m.astream(...)``: :meth:`stream`, each step run off the event loop
         (the arguments are checked here, at once; the request is sent at the first step)."""
         m, cancelled = _module(self), threading.Event()
+        self._check_async(input, history, tools, generation)
         request = m.build_request(input, history, tools, **generation)  # bad arguments raise here, at once
         return AsyncChatStream(m._async, lambda: m._for_task(cancelled)._open_stream(request), cancelled)
+
+    def _check_async(
+        self,
+        input: ModuleInput,
+        history: Sequence[Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        generation: Mapping[str, Any],
+    ) -> None:
+        """A closed module raises at once, before a worker thread starts: the thread would outlive it."""
+        _module(self)._check_open()
 
     def _open_stream(self, request: Any) -> OnlineChatStream:
         end = StreamEnd()

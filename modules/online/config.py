@@ -14,14 +14,35 @@ from modules.errors import ModuleConfigError
 from modules.online.scrub import secrets_of_headers
 from modules.online.sources import check_secret
 
-__all__ = ["Secret", "Timeout", "check_headers"]
+__all__ = ["Secret", "Timeout", "check_headers", "check_kinds"]
+
+
+def check_kinds(headers: object, generation: object, session: object, retry: object) -> None:
+    """Refuse constructor arguments of the wrong kind at once, naming them: they raised a bare
+    ``ValueError``/``AttributeError`` (a session or retry policy only at the first call)."""
+    import requests
+
+    from modules.online.retry import RetryPolicy
+
+    for name, value in (("headers", headers), ("generation", generation)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ModuleConfigError(f"{name}: expected a dict, got {type(value).__name__}")
+    if session is not None and not isinstance(session, requests.Session):
+        raise ModuleConfigError(f"session: expected a requests.Session, got {type(session).__name__}")
+    if retry is not None and not isinstance(retry, RetryPolicy):
+        raise ModuleConfigError(
+            f"retry: expected a modules.online.retry.RetryPolicy, got {type(retry).__name__} "
+            "(for a retry count alone, pass max_retries=...)"
+        )
 
 
 def check_headers(headers: Mapping[Any, Any]) -> None:
     """Refuse ``headers=`` that HTTP cannot carry as given, before anything is sent (the HTTP library raised
     a bare error, or one whose text held the value, or took a line break as the start of another header):
-    str names of visible ASCII, str values in Latin-1 with no line break or other control character. A
-    credential header's value is checked as a key and named without being shown."""
+    a mapping of str names of visible ASCII to str values in Latin-1 with no line break or other control
+    character. A credential header's value is checked as a key and named without being shown."""
+    if not isinstance(headers, Mapping):
+        raise ModuleConfigError(f"headers: expected a dict, got {type(headers).__name__}")
     for name, value in headers.items():
         if not isinstance(name, str) or not name or any(not "!" <= c <= "~" or c == ":" for c in name):
             shown = f"a name of type {type(name).__name__}"

@@ -86,10 +86,10 @@ from modules.errors import (
 )
 from modules.online.aio import ASYNC_WORKERS, AsyncRunner
 from modules.online.calls import Calls
-from modules.online.config import Secret, Timeout, check_headers
+from modules.online.config import Secret, Timeout, check_headers, check_kinds
 from modules.online.dialects import Decoder, Dialect, StreamState
 from modules.online.native import dialect_for
-from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop
+from modules.online.redirects import MAX_REDIRECTS, CrossOriginRedirectError, next_hop, refuse_unparsable_location
 from modules.online.response import StreamEnd, body_request_id, model_of, request_id_of
 from modules.online.retry import RetryPolicy
 from modules.online.scrub import (
@@ -289,6 +289,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         return_trace: bool = False,
     ) -> None:
         _refuse_lazyllm_forms(source, model, stream=stream, url=url, return_trace=return_trace)
+        check_kinds(headers, generation, session, retry)
         src: Source = get_source(source or ("openai-compatible" if base_url else "openai"))
         url = resolve_base_url(src, base_url)
         if not url:
@@ -405,6 +406,10 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         close_adapters(self._backend.derived)
         self._backend.closed = True
 
+    def _check_open(self) -> None:
+        if self._backend.closed:
+            raise ModuleConfigError("this module was closed: build a new OnlineChatModule")
+
     def __enter__(self) -> OnlineChatModule:
         return self
 
@@ -479,6 +484,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 timeout=self._timeouts(deadline),
                 stream=True,
                 allow_redirects=False,
+                hooks={"response": self._unparsable_redirect},
             )
             try:
                 target = next_hop(url, response.status_code, response.headers, hops, self._scrub)
@@ -491,6 +497,16 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             _finish(response)
             url = target
         raise AssertionError("unreachable: next_hop refuses the hop after MAX_REDIRECTS")  # pragma: no cover
+
+    def _unparsable_redirect(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        """A hook run inside ``requests`` before it reads a redirect's target for ``response.next``:
+        a ``Location`` that is no URL is refused typed there (it escaped as a bare ``ValueError``)."""
+        try:
+            refuse_unparsable_location(response.status_code, response.headers)
+        except CrossOriginRedirectError as exc:
+            exc.request_id = self._request_id(response.headers)
+            _finish(response)
+            raise
 
     def _wire_headers(self, request: ChatRequest) -> dict[str, str]:
         """The headers one attempt sends, the key included: the only place the key is read."""
@@ -542,8 +558,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
 
     def _request(self, request: ChatRequest) -> _Outcome:
         """Send with retries; return a 2xx outcome (its body read, or a stream's open response) or raise."""
-        if self._backend.closed:
-            raise ModuleConfigError("this module was closed: build a new OnlineChatModule")
+        self._check_open()
         policy, limits = self.retry, self.timeout
         content = request.content()
         deadline = None if limits.total is None else policy.clock() + limits.total

@@ -21,11 +21,11 @@ API the caller configured. The remedy is one argument away: ``base_url=`` the ne
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlparse, urlsplit
 
 from modules.errors import CrossOriginRedirectError
 
-__all__ = ["MAX_REDIRECTS", "CrossOriginRedirectError", "next_hop", "same_origin"]
+__all__ = ["MAX_REDIRECTS", "CrossOriginRedirectError", "next_hop", "refuse_unparsable_location", "same_origin"]
 
 #: Same-origin hops followed for one attempt before giving up (a loop ends here).
 MAX_REDIRECTS = 5
@@ -64,6 +64,33 @@ def _shown(url: str, scrub: Callable[[str], str]) -> str:
         return "an unparsable location"
 
 
+def refuse_unparsable_location(status: int, headers: Mapping[str, str]) -> None:
+    """Raise :class:`CrossOriginRedirectError` for a redirect whose ``Location`` is not a URL.
+
+    ``requests`` reads a redirect's target even with ``allow_redirects=False`` (for ``response.next``),
+    the way it would follow it; a target it cannot parse raised a bare ``ValueError`` out of the call
+    (``http://[::1``). Checked the same way here, first."""
+    if status not in _REDIRECTS:
+        return
+    location = headers.get("location")
+    if not location:
+        return
+    try:
+        text = location.encode("latin-1").decode("utf-8")  # as requests decodes it
+        urlparse("http:" + text if text.startswith("//") else text)
+    except (UnicodeError, ValueError):
+        raise _not_a_url(status) from None
+
+
+def _not_a_url(status: int) -> CrossOriginRedirectError:
+    return CrossOriginRedirectError(  # server data: not shown
+        f"the server answered HTTP {status} with a Location that is not a URL; the redirect was not followed "
+        "(set base_url= to the API's location if it moved)",
+        status_code=status,
+        location="an unparsable location",
+    )
+
+
 def next_hop(url: str, status: int, headers: Mapping[str, str], hops: int, scrub: Callable[[str], str]) -> str | None:
     """Where to send the request next: None when ``status`` is not a redirect (the answer stands),
     the same-origin target of a 307/308; otherwise :class:`CrossOriginRedirectError`."""
@@ -72,7 +99,10 @@ def next_hop(url: str, status: int, headers: Mapping[str, str], hops: int, scrub
     location = headers.get("location")
     if not location:
         return None  # a 3xx without a target is an answer like any other
-    target = urljoin(url, location.strip())
+    try:
+        target = urljoin(url, location.strip())
+    except ValueError:  # e.g. "http://[::1": not a URL at all
+        raise _not_a_url(status) from None
     shown = _shown(target, scrub)
     remedy = f"set base_url= to the API's new location if you trust it (HTTP {status} to {shown})"
     if not same_origin(url, target):

@@ -43,6 +43,8 @@ __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "parse_retry_after"]
 #: Statuses retried by default: request timeout, conflict, rate limit (and every 5xx).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
+_MAX_EXPONENT = 1000  # backoff doubles at most this many times (the openai client's cap on its retry count)
+
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
     value = headers.get(name)
@@ -117,6 +119,16 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if type(self.max_retries) is not int or self.max_retries < 0:
             raise ModuleConfigError(f"max_retries must be a whole number >= 0, got {self.max_retries!r}")
+        for name, infinite in (("initial_delay", False), ("max_delay", False), ("max_retry_after", True)):
+            value = getattr(self, name)  # max_retry_after may be inf: honour any Retry-After
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
+                raise ModuleConfigError(f"RetryPolicy.{name}: expected a number of seconds >= 0, got {value!r}")
+            if value == math.inf and not infinite:
+                raise ModuleConfigError(f"RetryPolicy.{name}: expected a finite number of seconds, got {value!r}")
+        for name in ("sleep", "clock", "wall_clock", "random"):
+            function = getattr(self, name)
+            if not callable(function):
+                raise ModuleConfigError(f"RetryPolicy.{name}: expected a function, got {type(function).__name__}")
 
     def should_retry(self, status: int | None, headers: Mapping[str, str] | None = None) -> bool:
         """Whether a failure is worth retrying (ignoring how many retries are left).
@@ -142,6 +154,7 @@ class RetryPolicy:
             asked = parse_retry_after(headers, self.wall_clock)
             if asked is not None and 0 < asked <= self.max_retry_after:
                 return asked
-        backoff = min(self.initial_delay * (2.0**retry), self.max_delay)
+        # the exponent is capped as the openai client caps it: 2.0**1024 overflows, and the cap is reached long before
+        backoff = min(self.initial_delay * (2.0 ** min(retry, _MAX_EXPONENT)), self.max_delay)
         jitter = 1.0 - 0.25 * self.random()
         return max(backoff * jitter, 0.0)

@@ -162,6 +162,12 @@ class Scrubber:
     def __deepcopy__(self, memo: dict[int, Any]) -> Scrubber:
         return self
 
+    def __reduce__(self) -> Any:  # it holds the secrets in clear: a pickle would write them out
+        raise TypeError(
+            "a Scrubber (it holds the API key and credential headers it masks) cannot be pickled: "
+            "build the module in the other process from the same arguments (the key from the environment)"
+        )
+
     @property
     def longest(self) -> int:
         """Length of the longest secret (0 when there is none)."""

@@ -200,7 +200,9 @@ def test_the_wire_server_rejects_what_anthropic_rejects(server):
     assert post({k: v for k, v in ok.items() if k != "max_tokens"}) == 400
     assert post(ok, {"anthropic-version": ""}) == 400
     assert post(ok, {"x-api-key": "nope"}) == 401
-    assert post({**ok, "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}) == 400
+    # consecutive turns of one role are combined ("into a single turn", the Messages reference), then checked
+    assert post({**ok, "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}) == 200
+    assert post({**ok, "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": ""}]}) == 400
     assert post({**ok, "messages": [{"role": "system", "content": "a"}]}) == 400
     assert post({**ok, "messages": [{"role": "user", "content": [{"type": "video", "url": "x"}]}]}) == 400
     assert post({**ok, "stop": ["x"]}) == 400

@@ -3,8 +3,8 @@
 Validated: ``x-api-key`` (401 ``authentication_error`` when wrong or missing),
 ``anthropic-version`` (400 when missing), JSON content type, required ``model``,
 ``max_tokens`` and ``messages``; only the documented top-level fields; ``system``
-only at the top level; roles ``user``/``assistant`` alternating (either may open: the
-reference states no rule on the first role); block types ``text`` (non-empty), ``image`` (base64 with a supported
+only at the top level; roles ``user``/``assistant``, consecutive messages of one role combined into
+one turn as the reference says (either may open: it states no rule on the first role); block types ``text`` (non-empty), ``image`` (base64 with a supported
 media type, or url), ``tool_use`` (assistant only), ``tool_result`` (user only,
 first in its message, answering each ``tool_use`` of the turn before);
 ``temperature`` in [0, 1]; tools with a valid name and an object ``input_schema``.
@@ -194,16 +194,31 @@ def validate(body: dict[str, Any]) -> None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad("messages: at least one message is required")
-    pending: set[str] = set()
-    for i, message in enumerate(messages):
+    turns: list[tuple[int, dict[str, Any]]] = []  # "Consecutive user or assistant turns in your request will
+    for i, message in enumerate(messages):  # be combined into a single turn" (the Messages reference)
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("user", "assistant"):
             raise bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if i and role == messages[i - 1].get("role"):
-            raise bad(f"messages: roles must alternate between 'user' and 'assistant' ({i})")
+        if turns and role == turns[-1][1]["role"]:
+            turns[-1] = (turns[-1][0], {"role": role, "content": _blocks(turns[-1][1], i) + _blocks(message, i)})
+        else:
+            turns.append((i, message))
+    pending: set[str] = set()
+    for i, message in turns:
         pending = _content(message, i, pending)
     if pending:
         raise bad("tool_use ids were found without tool_result blocks immediately after")
+
+
+def _blocks(message: dict[str, Any], i: int) -> list[Any]:
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            raise bad(f"messages.{i}: text content blocks must be non-empty")
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not content:
+        raise bad(f"messages.{i}.content: Input should be a valid string or a non-empty list")
+    return content
 
 
 def _content(message: dict[str, Any], i: int, pending: set[str]) -> set[str]:
