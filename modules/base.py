@@ -363,15 +363,18 @@ class ModuleBase(Generic[RequestT]):
         """A second handle on the same backend, with its own prompter.
 
         The backend (connection pool, loaded model, settings) is shared; only
-        the prompter differs. ``prompt`` is read as in :meth:`prompt`. LazyLLM's
-        ``format=``, ``stream=`` and ``history=`` are a :class:`ModuleConfigError`
-        naming what takes their place.
+        the prompter differs. ``prompt`` is read as in :meth:`prompt`; without
+        one the handle keeps this module's prompter, as LazyLLM's ``share()``
+        does (``m.share().prompt(None)`` for none). LazyLLM's ``format=``,
+        ``stream=`` and ``history=`` are a :class:`ModuleConfigError` naming
+        what takes their place.
         """
         for name, value in (("format", format), ("stream", stream), ("history", history)):
             if value is not _UNSET:
                 raise ModuleConfigError(f"share({name}=...) (a LazyLLM keyword): {_SHARE_REMEDIES[name]}")
         twin = copy.copy(self)
-        twin._prompter = as_prompter(prompt)
+        if prompt is not None:
+            twin._prompter = as_prompter(prompt)
         return twin
 
     # -- calls -----------------------------------------------------------------

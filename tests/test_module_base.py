@@ -91,7 +91,9 @@ def test_share_gives_a_second_handle_on_the_same_backend():
     assert m2.backend is m.backend and len(m.backend["requests"]) == 2
     assert "You are A." in m.backend["requests"][0]["messages"][0]["content"]
     assert "You are B." in m.backend["requests"][1]["messages"][0]["content"]
-    assert isinstance(m.share().prompter, EmptyPrompter)  # share() without prompt: an EmptyPrompter
+    # share() without a prompt keeps the prompter, as LazyLLM's share() does; .prompt(None) clears it
+    assert m.share().prompter is m.prompter
+    assert isinstance(m.share().prompt(None).prompter, EmptyPrompter) and m.prompter is not None
     assert "You are A." in m.prompter.generate_prompt("z", format="openai")["messages"][0]["content"]
 
 
