@@ -17,8 +17,8 @@
 an API body as JSON); ``view`` shows both side by side, control tokens and all.
 Results go to stdout; progress on steps that take seconds goes to stderr, so
 ``prompter render ... > body.json`` stays clean. A mistake on the command line
-(a bad port, a missing extra, a folder that is no model) is one line on stderr
-and exit status 2.
+(a bad port or one in use, a missing extra, a folder that is no model) is one line on
+stderr and exit status 2; Ctrl-C is one line and exit status 130.
 """
 
 from __future__ import annotations
@@ -118,8 +118,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = _parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C in the first moments, before a command runs
+        print("prompter: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     from modules.errors import ModuleError
     from prompter.errors import PromptError
 
@@ -127,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(_COMMANDS[args.command](args) or 0)
     except (PromptError, ModuleError) as error:  # a mistake in what was asked: say what, no traceback
         parser.exit(2, f"prompter {args.command}: error: {_one_line(error)}\n")
+    except KeyboardInterrupt:  # Ctrl-C while a model loads or a config runs: stopped as asked, no traceback
+        parser.exit(130, f"prompter {args.command}: interrupted (Ctrl-C)\n")
     except BrokenPipeError:  # `prompter view ... | head`: the reader has gone, which is no error of ours
         # stdout's last flush at exit would fail again: point it at nothing first
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -154,6 +160,10 @@ def _tiny_model(args: argparse.Namespace) -> int:
     from modules.local.tiny_model import build_tiny_model, check_target, family_spec
 
     family_spec(args.family)  # a mistake stays one line: refused before any progress
+    if not -(2**63) <= args.seed < 2**64:  # torch.manual_seed's range; past it a bare ValueError, after the mkdir
+        raise ModuleConfigError(
+            f"--seed: expected an int from -2**63 to 2**64 - 1 (torch's seed range), got {args.seed}"
+        )
     check_target(Path(args.path), args.force)
     t0 = time.perf_counter()
     progress(f"building a tiny {args.family} model in {args.path} (random weights; a few seconds) ...")
@@ -162,11 +172,6 @@ def _tiny_model(args: argparse.Namespace) -> int:
     progress(f"built in {time.perf_counter() - t0:.1f}s")
     print(f"built a tiny {args.family} model in {path}")
     return 0
-
-
-def _check_port(port: int) -> None:
-    if not 0 <= port <= 65535:
-        raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {port}")
 
 
 def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
@@ -191,7 +196,7 @@ def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    _check_port(args.port)
+    playground_cli.check_address(args.host, args.port)  # a port in use is said now, not after the model loads
     require_extra("server")
     if args.engine == "transformers":
         apply_torch_threads(args)  # leave a core to the HTTP event loop (see modules.server.cli_options)

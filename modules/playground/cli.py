@@ -6,12 +6,14 @@ Two lines register it in :mod:`modules.cli` (:func:`add_parser` and :func:`run`)
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
+import socket
 import sys
 import time
 from typing import Any
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "check_address", "run"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -25,14 +27,13 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the playground until Ctrl-C (or SIGTERM)."""
-    from modules.errors import MissingExtraError, ModuleConfigError
+    from modules.errors import MissingExtraError
 
-    if not 0 <= args.port <= 65535:
-        raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {args.port}")
+    check_address(args.host, args.port)
     missing = [name for name in ("fastapi", "uvicorn") if importlib.util.find_spec(name) is None]
     if missing:  # said here, not with modules.cli's helper: modules.cli imports this file
         raise MissingExtraError(
-            f"prompter playground needs the 'server' extra ({', '.join(missing)} not installed): "
+            f"this command needs the 'server' extra ({', '.join(missing)} not installed): "
             "pip install 'prompter-kit[server]'"
         )
     from modules.playground.app import create_playground_app
@@ -49,3 +50,34 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+def check_address(host: str, port: int) -> None:
+    """Raise a :class:`~modules.errors.ModuleConfigError` naming the remedy when a server could not listen on
+    ``host:port`` (a port out of range or taken, a host that is no address of this machine): said before a
+    model loads for seconds, and in one line, where the server would fail later with a log line of its own."""
+    from modules.errors import ModuleConfigError
+
+    if not 0 <= port <= 65535:
+        raise ModuleConfigError(f"--port: expected 0..65535 (0 picks a free port), got {port}")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as exc:  # gaierror is an OSError; an over-long label a UnicodeError
+        reason = getattr(exc, "strerror", None) or exc
+        raise ModuleConfigError(
+            f"--host: cannot listen on {host[:100]!r} ({reason}); give an address of this machine, e.g. 127.0.0.1"
+        ) from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is no conflict
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ModuleConfigError(
+                    f"--port: port {port} on {host} is already in use; stop what holds it, or pick another "
+                    "with --port N (0 picks a free one)"
+                ) from None
+            raise ModuleConfigError(
+                f"--host: cannot listen on {host!r} ({exc.strerror or exc}); give an address of this machine, "
+                "e.g. 127.0.0.1"
+            ) from None

@@ -203,14 +203,16 @@ def _json(field: str, text: str | None) -> Any:
 
 
 def _depth(value: Any) -> int:
+    """How many objects and arrays nest in ``value`` (``"q"`` is 0, ``["q"]`` 1, ``{"a": ["q"]}`` 2)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue  # a string or number is no level of nesting
         deepest = max(deepest, depth)
         if depth > MAX_DEPTH:
             break
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
     return deepest
 
 
