@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "MAX_ALLOC_BYTES",
     "MAX_ITEMS",
+    "MAX_SOURCE_CHARS",
     "MAX_WORK",
     "PROBE_RENDER_SECONDS",
     "PROBE_SECONDS",
@@ -65,6 +66,10 @@ __all__ = [
 
 DEFAULT_MAX_OUTPUT_CHARS = 20_000_000
 """The most characters a template may produce, or build into one string."""
+
+MAX_SOURCE_CHARS = 100_000
+"""The longest template source compiled: compiling runs before any budget can (about 1 s at this size;
+the largest shipped template is 8,061 characters)."""
 
 MAX_ITEMS = 1_000_000
 """The most items one list, tuple, dict or range built by a template may hold."""

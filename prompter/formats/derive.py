@@ -81,7 +81,7 @@ class Layout:
     strip: bool
     """Whether the template strips message content."""
     nonempty: bool
-    """Whether the fast path needs every content to be non-empty."""
+    """Whether the fast path needs every content to be non-empty (and not whitespace only)."""
     avoid: tuple[str, ...]
     """Substrings that send a conversation to the template (the template branches on them)."""
 
@@ -213,7 +213,7 @@ class Layout:
                 return None
         if self.strip:
             content = content.strip()
-        if self.nonempty and not content:
+        if self.nonempty and (not content or content.isspace()):
             return None
         return content
 
@@ -468,6 +468,14 @@ def _number(i: int) -> str:
     return str(12345 + i)
 
 
+def _blank(i: int) -> str:
+    return BLANK_TEXTS[i % len(BLANK_TEXTS)]
+
+
+BLANK_TEXTS = (" ", "\n", " \t\n ")
+"""Texts of whitespace only, which a template may take for empty ones (``content | trim``)."""
+
+
 def _capitals(i: int) -> str:
     return f"HELLO WORLD {i}!"
 
@@ -534,7 +542,8 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
             return None
     if not _agrees(layout, render, lambda i: _sentinel(i) + "Long text. " * 550, _SHAPES[4:6]):
         return None  # the template reacts to the length of a text (a threshold, a cut)
-    if not _agrees(layout, render, lambda i: ""):
+    # an empty text, and one of whitespace only (``content | trim | length == 0``, which no padded text shows)
+    if not _agrees(layout, render, lambda i: "") or not _agrees(layout, render, _blank):
         layout = _replace(layout, nonempty=True)
     # what a sentinel cannot show: a template that escapes or case-maps text (``| e``, ``| upper``),
     # compares messages with each other (``content == messages[i - 1].content``) or reads numbers

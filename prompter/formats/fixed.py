@@ -16,7 +16,7 @@ from typing import Any
 
 from prompter.errors import MessageError, PromptError
 from prompter.formats.budget import ProbeTimedOut
-from prompter.formats.continuation import continue_final, mark_final
+from prompter.formats.continuation import continue_final, continued_field, mark_final
 from prompter.formats.derive import Layout, derive_layout
 from prompter.formats.hot import register
 from prompter.formats.prepare import (
@@ -274,7 +274,7 @@ def render_full(
     kwargs: dict[str, Any],
     want_spans: bool,
     documents: Any = None,
-    continue_final_message: bool = False,
+    continue_final_message: bool | str = False,
     *,
     neutral: bool = False,
     use_layout: bool = True,
@@ -287,7 +287,7 @@ def render_full(
     ``continue_final_message``: the prompt ends right after the final message's text (as
     transformers cuts it), so the model continues that message; no generation prompt.
     """
-    if continue_final_message:
+    if field := continued_field(continue_final_message):  # the final message's field to continue
         add_generation_prompt = False
     source = template_source(fmt, tools)
     if source is None:
@@ -299,10 +299,10 @@ def render_full(
         docs = prepare_documents(documents)
         if docs:
             msgs = inject_documents(msgs, docs, system_ok=True)
-        if continue_final_message:
-            msgs = mark_final(msgs)
+        if field:
+            msgs = mark_final(msgs, field)
         rendered = _from_pieces(_fixed_pieces(fmt, msgs, tools, add_generation_prompt))
-        return continue_final(rendered, msgs) if continue_final_message else rendered
+        return continue_final(rendered, msgs, field) if field else rendered
     compiled = compile_template(source)
     traits = _traits(fmt, source)
     prepare = template_messages if neutral else prepare_messages
@@ -324,8 +324,8 @@ def render_full(
         docs = None
     if msgs and msgs[0]["role"] == "system" and traits.system != "kept":
         msgs = fold_system(msgs)
-    if continue_final_message:
-        msgs = mark_final(msgs)
+    if field:
+        msgs = mark_final(msgs, field, source)
     # with spans, tools the template reads as a variable are traced through it, not taken as markup
     if use_layout and not kwargs and not docs and not (want_spans and tools_p):
         layout = fast_layout(fmt, tools)
@@ -333,7 +333,7 @@ def render_full(
             pieces = layout.pieces(msgs, add_generation_prompt)
             if pieces is not None:
                 rendered = _from_pieces(pieces)
-                return continue_final(rendered, msgs) if continue_final_message else rendered
+                return continue_final(rendered, msgs, field) if field else rendered
     special = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}
 
     def run(prepared: list[dict[str, Any]], tools_v: Any = tools_p, docs_v: Any = docs) -> str:
@@ -344,7 +344,7 @@ def render_full(
     text = run(msgs)
     spans = locate_content(msgs, text, run, source, tools_p, docs) if want_spans else ()
     rendered = Rendered(text, spans)
-    return continue_final(rendered, msgs) if continue_final_message else rendered
+    return continue_final(rendered, msgs, field) if field else rendered
 
 
 def _tools_in_system_key(msgs: list[dict[str, Any]], tools: Any) -> list[dict[str, Any]]:

@@ -230,7 +230,7 @@ class ModelFormat:
         add_generation_prompt: bool = True,
         *,
         documents: Sequence[Any] | None = None,
-        continue_final_message: bool = False,
+        continue_final_message: bool | str = False,
         **kwargs: Any,
     ) -> str:
         """The prompt for OpenAI-style ``messages`` (and ``tools``), exactly as the model's template has it.
@@ -239,7 +239,8 @@ class ModelFormat:
         ``documents`` and ``continue_final_message`` mean what they mean to transformers'
         ``apply_chat_template``: documents reach a template that reads them (any other
         gets them as a text block where the tools block goes); ``continue_final_message``
-        ends the prompt right after the final message's text, with no generation prompt.
+        ends the prompt right after the final message's text, with no generation prompt
+        (a field's name, such as ``"reasoning_content"``, continues that field instead).
         """
         if not kwargs and documents is None and not continue_final_message:
             if tools is None:
@@ -286,7 +287,7 @@ class ModelFormat:
         add_generation_prompt: bool = True,
         *,
         documents: Sequence[Any] | None = None,
-        continue_final_message: bool = False,
+        continue_final_message: bool | str = False,
         **kwargs: Any,
     ) -> Rendered:
         """Like :meth:`render`, plus the offsets of message content in the text.
@@ -304,7 +305,7 @@ class ModelFormat:
         kwargs: dict[str, Any],
         spans: bool,
         documents: Any,
-        continue_final_message: bool,
+        continue_final_message: bool | str,
     ) -> Rendered:
         from prompter.formats.fixed import render_full
 

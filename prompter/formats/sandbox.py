@@ -35,6 +35,7 @@ from prompter.errors import PromptError, TemplateError, TemplateTimeoutError
 from prompter.formats.budget import (
     BUDGET,
     DEFAULT_MAX_OUTPUT_CHARS,
+    MAX_SOURCE_CHARS,
     PROBE_RENDER_SECONDS,
     PROBING,
     Budget,
@@ -318,6 +319,8 @@ def compile_template(source: str) -> CompiledTemplate:
     """
     if not isinstance(source, str):
         raise TemplateError(f"chat template: expected jinja source as str, got {type(source).__name__}")
+    if len(source) > MAX_SOURCE_CHARS:  # compiling is not budgeted: its time grows with the source
+        raise TemplateError(f"chat template is {len(source):,} characters long, over the cap of {MAX_SOURCE_CHARS:,}")
     import jinja2
     from jinja2 import meta
 

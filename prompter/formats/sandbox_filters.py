@@ -11,11 +11,15 @@ deadline cannot reach, get a predictor first (see :mod:`prompter.formats.budget`
   ``xmlattr``, ``string`` and every filter that prints its input: the size of the result;
 - ``batch``, ``slice``, ``list``, ``sum``: the number of items;
 - ``title``, ``urlize``, ``wordcount``, ``striptags``, ``urlencode``, ``wordwrap`` walk text
-  word by word in Python: at most :data:`SLOW_TEXT_CHARS` characters of input;
+  word by word in Python: at most :data:`SLOW_TEXT_CHARS` characters of input, and ``wordwrap``
+  at most :data:`WRAP_COPIES` characters copied where it cuts long words;
 - ``pprint``: at most :data:`PPRINT_CHARS` characters of ``repr``.
 
 The comparison tests (``==``, ``in``, ``equalto``, ...) and the template's own
 comparison operators go through :func:`compare`, which bounds their work the same way.
+
+Why this file is long: each filter's predictor sits beside the table that installs it, so a
+filter and its bound are read together; the predictors share the size helpers imported above.
 """
 
 from __future__ import annotations
@@ -46,13 +50,16 @@ from prompter.formats.budget import (
 )
 from prompter.formats.sandbox_calls import check_percent, replace_size
 
-__all__ = ["PPRINT_CHARS", "SLOW_TEXT_CHARS", "compare", "install", "printable", "tojson"]
+__all__ = ["PPRINT_CHARS", "SLOW_TEXT_CHARS", "WRAP_COPIES", "compare", "install", "printable", "tojson"]
 
 SLOW_TEXT_CHARS = 200_000
 """The most characters the word-by-word filters (``title``, ``urlize``, ...) may be given."""
 
 PPRINT_CHARS = 65_536
 """The longest ``repr`` ``pprint`` may be asked to lay out."""
+
+WRAP_COPIES = 300_000_000
+"""The most characters ``wordwrap`` may copy cutting long words (in Python, where no deadline reaches)."""
 
 MAX_INDENT = 1024
 """The widest indent a template may ask of ``tojson`` or ``indent``."""
@@ -173,6 +180,11 @@ def _wordwrap(s: Any, width: Any = 79, break_long_words: bool = True, wrapstring
     text = str(s)
     extra = len(str(wrapstring)) if wrapstring is not None else 2
     check_str(len(text) + (len(text) + 1) * extra, "wraps text")
+    if break_long_words and isinstance(width, int) and width > 0:  # cut a line at a time, the rest copied each time
+        copies = sum(len(w) * (len(w) // width) // 2 for w in text.split() if len(w) > width)
+        if copies > WRAP_COPIES:
+            raise TemplateError(f"chat template wraps long words at width {width}: about {copies:,} characters "
+                                f"copied, over the cap of {WRAP_COPIES:,} (wrap wider, or break_long_words=false)")
 
 
 def _escape(value: Any) -> None:

@@ -108,7 +108,7 @@ class Policy:
     reacts otherwise: content with edge whitespace renders through the template), or ``mixed``:
     each role as :attr:`by_role` says (Gemma 3 trims the turns but not the system text)."""
     nonempty: bool
-    """Whether empty content must render through the template."""
+    """Whether empty content (or content of whitespace only) must render through the template."""
     avoid: tuple[str, ...]
     """Substrings the template reacts to: content carrying one renders through the template."""
     dated: bool
@@ -157,11 +157,16 @@ class Policy:
                 contents = stripped
             elif stripped != contents:
                 return None
-        if self.nonempty and "" in contents:
+        if self.nonempty and _blank_in(contents):
             return None
         if self.distinct and len(set(contents)) != len(contents):
             return None
         return contents
+
+
+def _blank_in(contents: list[str]) -> bool:
+    """Whether a content is empty or whitespace only."""
+    return any(not c or c.isspace() for c in contents)
 
 
 _PLAIN = Policy("keep", False, (), False)
@@ -292,7 +297,7 @@ def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable
         except KeyError:
             return None
         roles = tuple(names)
-        if (plain and not (nonempty and "" in contents)) or _untrimmed(modes, roles, contents):
+        if (plain and not (nonempty and _blank_in(contents))) or _untrimmed(modes, roles, contents):
             # the common case, inlined: contents go in as they are; a skeleton is only ever stored for
             # system/user/assistant roles, so a hit needs no role check
             skeleton = skeletons.get((roles, add_generation_prompt))
@@ -547,7 +552,7 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
 
 
 def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
-    from prompter.formats.derive import MAX_LITERALS, SHORT_TEXTS, inspects_text, literals
+    from prompter.formats.derive import BLANK_TEXTS, MAX_LITERALS, SHORT_TEXTS, inspects_text, literals
 
     dated = "strftime_now" in source
     if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
@@ -607,7 +612,8 @@ def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full:
                 policy = mixed
             else:
                 policy = replace(policy, whitespace=mode)
-        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES):
+        blank = lambda i, role: BLANK_TEXTS[i % len(BLANK_TEXTS)]  # noqa: E731 - ``content | trim | length == 0``
+        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES) or not agrees(policy, blank, _PROBE_SHAPES):
             policy = replace(policy, nonempty=True)
         if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
             policy = replace(policy, distinct=True)
