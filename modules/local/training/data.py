@@ -38,7 +38,7 @@ from modules.errors import ModuleError
 from modules.local.training.example import IGNORE_INDEX, TrainingExample, TrainingExampleError, check_options
 from modules.local.training.progress import progress_bar
 from prompter.errors import PromptError
-from prompter.strict_json import NotJSONError, strict_loads
+from prompter.strict_json import NotJSONError, no_constant, strict_loads, unique_pairs
 
 __all__ = ["ExampleSet", "build_examples", "read_records"]
 
@@ -117,9 +117,9 @@ def _read_file(path: Path) -> tuple[list[Any], list[str]]:
             f"{path.name}:{at}: not UTF-8 text ({exc.reason}); save the file as UTF-8"
         ) from exc
     if path.suffix.lower() == ".json" and text.lstrip().startswith("["):
-        # a JSON array of records (Alpaca's alpaca_data.json); else (not JSON at all) the lines are read as JSONL
-        whole = _loads(text, path.name, syntax=False)
-        if isinstance(whole, list):
+        # a JSON array of records (Alpaca's alpaca_data.json); else (JSONL of arrays) the lines are read as JSONL
+        whole = _array(text, path.name)
+        if whole is not None:
             return whole, [f"{path.name}[{i}]" for i in range(len(whole))]
     records, where = [], []
     # JSONL lines end at "\n" alone: str.splitlines would also cut at U+2028, U+0085 or a form feed,
@@ -131,14 +131,58 @@ def _read_file(path: Path) -> tuple[list[Any], list[str]]:
     return records, where
 
 
-def _loads(text: str, where: str, syntax: bool = True) -> Any:
-    """One JSON value, as JSON says (no NaN, no key given twice: the server refuses them too); None for text
-    that is not JSON at all when not *syntax*."""
+def _array(text: str, name: str) -> list[Any] | None:
+    """The records of a file holding one JSON array, read element by element so that an error names the line
+    (of the syntax error, or where the refused record starts: a pretty-printed array spans many lines); None
+    when the text is JSONL whose lines are arrays (its first line is JSON on its own)."""
+    decode = json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=unique_pairs).raw_decode
+    records: list[Any] = []
+    at = _skip_space(text, text.index("[") + 1)
+    line, counted = 1, 0
     try:
-        return strict_loads(text)
+        more = not text.startswith("]", at)
+        while more:  # a value, then "," (another value follows) or "]"
+            line, counted = line + text.count("\n", counted, at), at
+            value, end = _loads(text, f"{name}:{line}", decode, at)
+            records.append(value)
+            at = _skip_space(text, end)
+            more = text.startswith(",", at)
+            if more:
+                at = _skip_space(text, at + 1)
+            elif not text.startswith("]", at):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        if text[at + 1 :].strip():
+            raise json.JSONDecodeError("Extra data", text, _skip_space(text, at + 1))
     except json.JSONDecodeError as exc:
-        if not syntax:
+        if _first_line_is_json(text):
             return None
+        raise TrainingExampleError(f"{name}:{exc.lineno}: not a JSON line ({exc.msg})") from exc
+    return records
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _first_line_is_json(text: str) -> bool:
+    line = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _loads(text: str, where: str, decode: Any = None, at: int = 0) -> Any:
+    """One JSON value, as JSON says (no NaN, no key given twice: the server refuses them too); with *decode*
+    (a strict decoder's ``raw_decode``), the value at *at* and where it ends, a syntax error left to the caller."""
+    try:
+        return strict_loads(text) if decode is None else decode(text, at)
+    except json.JSONDecodeError as exc:
+        if decode is not None:
+            raise
         raise TrainingExampleError(f"{where}: not a JSON line ({exc.msg})") from exc
     except (NotJSONError, RecursionError) as exc:
         detail = str(exc) if isinstance(exc, NotJSONError) else "it nests too deep to read; flatten it"

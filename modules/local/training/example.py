@@ -39,6 +39,7 @@ from typing import Any
 
 from modules.errors import ModuleConfigError, UnsafeTokenizationError
 from modules.local.safe_tokens import Span, encode_with_spans, normalize_message, render_with_spans
+from modules.local.training.history import calls_written, common_prefix, history_regions, unmask
 
 __all__ = ["IGNORE_INDEX", "TrainingExample", "TrainingExampleError", "build_training_example", "token_offsets"]
 
@@ -111,7 +112,7 @@ def build_training_example(
     extends = whole.text.startswith(prompt_text)
     if extends:
         tail_text, tail_spans = whole.text[cut:], _shifted(whole.spans, cut)
-    elif calls and _calls_written(answer, whole.text[_common_prefix(whole.text, prompt_text) :]):
+    elif calls and calls_written(answer, whole.text[common_prefix(whole.text, prompt_text) :]):
         raise TrainingExampleError(
             "the chat template writes the conversation differently once a tool-call answer follows, so the call "
             "cannot be learnt after the inference prompt; give the answer as text, or use another model's template"
@@ -120,7 +121,7 @@ def build_training_example(
         # The template writes earlier turns differently once an answer follows (Alpaca's separators):
         # the prompt stays the inference prompt, and the answer is what generation would write after it.
         tail_text, tail_spans = answer["content"] or "", [(0, len(answer["content"] or ""))]
-    if calls and not _calls_written(answer, tail_text):
+    if calls and not calls_written(answer, tail_text):
         raise TrainingExampleError(
             "this model's chat template does not write the answer's tool_calls (it drops them), so the call cannot "
             "be learnt as inference would see it; use a model whose template writes tool calls, or answer in text"
@@ -136,8 +137,8 @@ def build_training_example(
     ids = prompt_ids + tail_ids
     if train_on_history:
         offsets = token_offsets(tokenizer, prompt_text, prompt_ids)
-        for start, end in _history_regions(messages, tool_list, render, prompt_text):
-            _unmask(labels, ids, offsets, start, end, stops, prompt_text)
+        for start, end in history_regions(messages, tool_list, render, prompt_text):
+            unmask(labels, ids, offsets, start, end, stops, prompt_text)
     if extends and _GENERATION_TAG.search(str(getattr(tokenizer, "chat_template", None) or "")):
         marked = _hf_generation_labels(tokenizer, messages, answer, tool_list, ids, prompt_ids, whole.text, cut)
         if marked is not None:
@@ -231,118 +232,6 @@ def _through_first_stop(ids: list[int], stops: set[int]) -> list[int]:
         if tid in stops:
             return ids[: i + 1] + [IGNORE_INDEX] * (len(ids) - i - 1)
     return list(ids)
-
-
-def _history_regions(
-    messages: list[dict[str, Any]], tools: list[Any] | None, render: Any, prompt: str
-) -> list[tuple[int, int]]:
-    """``(start, end)`` in the prompt of each assistant turn of the history: what the model would have generated.
-
-    A turn starts where the prompt for it ends (the conversation before it, with the
-    generation prompt), when that prompt is where the conversation begins; it ends where the
-    conversation through it stops agreeing with the prompt. Templates that write earlier turns
-    differently once more follow (a system prompt moved to the last user turn, Alpaca's
-    separators, Qwen3's think block on the last answer only, tools placed before the last user
-    turn) break one of those agreements: the turn's text, traced through the prompt with
-    sentinels, then bounds it (it starts at the text; it ends with the closing the template
-    writes after it), so that neither the user's words nor template scaffolding are learnt,
-    and no answer of the history is silently left out.
-    """
-    regions = []
-    for k, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        before = render(messages[:k], tools, True)
-        start: int | None = len(before) if prompt.startswith(before) else None
-        through = render(messages[: k + 1], tools, False)
-        end = _common_prefix(prompt, through)
-        text = _traced(messages, k, tools, render, True, prompt)
-        if text is None:  # no text to trace (a tool call): the agreements alone, when they hold
-            if start is not None and end > start and _calls_written(message, prompt[start:end]):
-                regions.append((start, end))
-            else:
-                logger.warning("train_on_history: cannot locate history answer %d in the prompt; not learnt", k)
-            continue
-        text_start, text_end = text
-        if start is None or start > text_start:
-            start = text_start
-        if end < text_end:  # the turn is written differently as the last one: learn its text and its closing
-            last = _traced(messages[: k + 1], k, tools, render, False, through)
-            closing = through[last[1] :] if last is not None else ""
-            end = text_end + _common_prefix(prompt[text_end:], closing)
-        regions.append((start, end))
-    return regions
-
-
-def _calls_written(message: Mapping[str, Any], region: str) -> bool:
-    """Whether the template wrote the turn's tool calls (by name) in its region: a template that
-    drops them leaves an empty turn, and learning that would teach the model to answer nothing."""
-    names = [
-        str(fn.get("name", "")) if isinstance(fn, Mapping) else ""
-        for fn in (c.get("function", c) if isinstance(c, Mapping) else None for c in message.get("tool_calls") or ())
-    ]
-    return all(name and name in region for name in names)
-
-
-_OPEN, _CLOSE = "\ue000", "\ue001"
-
-
-def _traced(
-    messages: list[dict[str, Any]], k: int, tools: list[Any] | None, render: Any, gen: bool, plain: str
-) -> tuple[int, int] | None:
-    """Where message *k*'s text lies in *plain* (``render(messages, tools, gen)``), found by rendering it
-    between two sentinels (inside its surrounding whitespace, which a template may trim); None when the
-    text cannot be traced (no string content, or the template does not print it as it is)."""
-    content = messages[k].get("content")
-    if not isinstance(content, str) or not content.strip() or _OPEN in plain or _CLOSE in plain:
-        return None
-    core = content.strip()
-    head = content[: len(content) - len(content.lstrip())]
-    tail = content[len(content.rstrip()) :]
-    marked = [dict(m) for m in messages]
-    marked[k]["content"] = f"{head}{_OPEN}{core}{_CLOSE}{tail}"
-    try:
-        text = render(marked, tools, gen)
-    except Exception:  # a template that refuses the sentinels: the text cannot be traced
-        return None
-    if text.count(_OPEN) != 1 or text.count(_CLOSE) != 1:
-        return None
-    start = text.index(_OPEN)
-    end = text.index(_CLOSE) - 1
-    if end < start or text.replace(_OPEN, "").replace(_CLOSE, "") != plain:
-        return None
-    return start, end
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _unmask(
-    labels: list[int], ids: list[int], offsets: list[Span], start: int, end: int, stops: set[int], text: str
-) -> None:
-    after = len(ids)
-    for i, (a, b) in enumerate(offsets):
-        # wholly inside (a token merely begun there is the next turn's), or the answer's first token
-        # with the space the template writes before it merged in (" a1" after Mistral's "[/INST]")
-        if (start <= a or (b > start and text[a:start].isspace())) and b <= end and a < end:
-            labels[i] = ids[i]
-            if ids[i] in stops:
-                return
-            after = i + 1
-    # A template that closes a turn only when another follows (Qwen1.5's "<|im_end|>" after every
-    # turn but the last) ends the region before its stop token: learn that token, as for the final
-    # answer, when nothing but whitespace the template wrote lies between it and the answer.
-    for i in range(after, len(ids)):
-        if ids[i] in stops:
-            labels[after : i + 1] = ids[after : i + 1]
-            return
-        if not text[offsets[i][0] : offsets[i][1]].isspace():
-            return
 
 
 def token_offsets(tokenizer: Any, text: str, ids: Sequence[int]) -> list[Span]:

@@ -33,6 +33,7 @@ from typing import Any
 from modules.errors import MissingExtraError, ModuleConfigError
 from modules.local.engines import SMALL_MODEL_PARAMETERS
 from modules.local.training.batches import collate, global_batches
+from modules.local.training.built import built_examples, check_ids
 from modules.local.training.progress import progress_bar
 
 __all__ = ["LOG_FILE", "TrainOptions", "output_folder", "train_folder"]
@@ -135,7 +136,7 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
     from modules.local.training.data import build_examples
 
     world, rank = _join_process_group(torch)
-    examples = _as_examples(data) or build_examples(
+    examples = built_examples(data, opts.max_length, opts.train_on_history) or build_examples(
         module, data, max_length=opts.max_length, train_on_history=opts.train_on_history,
         progress=opts.progress and rank == 0,
     )  # fmt: skip
@@ -146,7 +147,7 @@ def train_folder(module: Any, source_path: str, data: Any, output_dir: str | Pat
         raise ModuleConfigError(f"finetune: no token of data is learnt (every label is -100){cut}")
     torch.manual_seed(opts.seed)
     model = AutoModelForCausalLM.from_pretrained(source_path, local_files_only=True, dtype=torch.float32)
-    _check_ids(examples, int(model.get_input_embeddings().num_embeddings))
+    check_ids(examples, int(model.get_input_embeddings().num_embeddings))
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(_threads(opts.threads, model, world))
     try:
@@ -326,7 +327,16 @@ def _with_lora(model: Any, r: int, alpha: int, targets: Sequence[str] | str | No
         target_modules=targets if targets is None or isinstance(targets, str) else list(targets),
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    try:
+        return get_peft_model(model, config)
+    except ValueError as exc:  # peft's NoMatchingPeftModuleError (a ValueError): names that match no layer
+        import torch
+
+        linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)})
+        raise ModuleConfigError(
+            f"finetune: lora_target_modules={targets!r} cannot be trained with LoRA on this model ({exc}); "
+            f"its linear layers are {', '.join(linear)}, or pass 'all-linear'"
+        ) from exc
 
 
 def _save(model: Any, tokenizer: Any, source_path: str, out: Path) -> None:
@@ -339,49 +349,3 @@ def _save(model: Any, tokenizer: Any, source_path: str, out: Path) -> None:
     for name in ("chat_template.jinja", "generation_config.json"):  # kept byte for byte: the format binds to them
         if (Path(source_path) / name).is_file():
             shutil.copyfile(Path(source_path) / name, out / name)
-
-
-def _as_examples(data: Any) -> list[Mapping[str, list[int]]] | None:
-    """Copies of *data* when it is a list of built examples (dicts with input_ids and labels), else None.
-
-    Each is checked (a label list of another length would be padded, silently misaligned with
-    its ids); a missing ``attention_mask`` is all ones, as ``training_example`` makes it.
-    """
-    if not (
-        isinstance(data, list)
-        and data
-        and all(isinstance(e, Mapping) and "input_ids" in e and "labels" in e for e in data)
-    ):
-        return None
-    out: list[Mapping[str, list[int]]] = []
-    for i, example in enumerate(data):
-        ids, labels = _ints(example["input_ids"], i, "input_ids"), _ints(example["labels"], i, "labels")
-        mask = _ints(example["attention_mask"], i, "attention_mask") if "attention_mask" in example else [1] * len(ids)
-        if not ids or len(labels) != len(ids) or len(mask) != len(ids):
-            raise ModuleConfigError(
-                f"finetune: example {i}: input_ids, labels and attention_mask must have one entry per token "
-                f"(got {len(ids)}, {len(labels)}, {len(mask)}); build examples with module.training_examples"
-            )
-        out.append({"input_ids": ids, "attention_mask": mask, "labels": labels})
-    return out
-
-
-def _ints(value: Any, index: int, key: str) -> list[int]:
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # a tensor or an array
-        value = value.tolist()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
-        raise ModuleConfigError(f"finetune: example {index}: {key} must be a list of ints, got {value!r:.80}")
-    return list(value)
-
-
-def _check_ids(examples: Sequence[Mapping[str, list[int]]], vocab: int) -> None:
-    """Every id (and every label but -100) names a row of the model's embeddings."""
-    for i, example in enumerate(examples):
-        for key, allowed in (("input_ids", ()), ("labels", (-100,))):
-            bad = next((t for t in example[key] if not 0 <= t < vocab and t not in allowed), None)
-            if bad is not None:
-                raise ModuleConfigError(
-                    f"finetune: example {i}: {key} holds {bad}, outside the model's {vocab} token ids"
-                )
