@@ -14,11 +14,17 @@ from typing import Any
 from modules.errors import ModuleConfigError
 from modules.local.safe_tokens import Span
 
-__all__ = ["DEFAULT_MAX_NEW_TOKENS", "GenerationOptions", "LocalRequest"]
+__all__ = ["DEFAULT_MAX_NEW_TOKENS", "LOCAL_OPTIONS", "GenerationOptions", "LocalRequest"]
 
 DEFAULT_MAX_NEW_TOKENS = 256
 
 _MIN_TEMPERATURE = 1e-3
+
+#: The generation keywords a local model takes (``max_tokens`` and ``max_completion_tokens`` are
+#: OpenAI's names for ``max_new_tokens``); OpenAI's other fields (``n``, ``logit_bias``...) are not.
+LOCAL_OPTIONS = frozenset(
+    {"max_new_tokens", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "seed"}
+)
 
 
 def _number(value: Any, name: str, low: float, high: float | None) -> float:
@@ -49,17 +55,19 @@ class GenerationOptions:
     def from_kwargs(cls, options: Mapping[str, Any], default_max_new_tokens: int) -> GenerationOptions:
         """Read OpenAI-style options (``max_tokens`` is ``max_new_tokens``); unknown ones are an error."""
         opts = dict(options)
-        max_new = opts.pop("max_new_tokens", None)
-        alias = opts.pop("max_tokens", None)
-        alias2 = opts.pop("max_completion_tokens", None)
-        max_new = next((v for v in (max_new, alias, alias2) if v is not None), default_max_new_tokens)
+        lengths = {n: opts.pop(n) for n in ("max_new_tokens", "max_tokens", "max_completion_tokens") if n in opts}
+        given = {n: v for n, v in lengths.items() if v is not None}
+        if len({repr(v) for v in given.values()}) > 1:  # two names for one length, saying different things
+            said = " and ".join(f"{n}={v!r}" for n, v in given.items())
+            raise ModuleConfigError(f"{said} disagree: they name the same answer length; give one of them")
+        max_new = next(iter(given.values()), default_max_new_tokens)
         stop = opts.pop("stop", None)
         stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
         known = {f: opts.pop(f) for f in ("temperature", "top_p", "top_k", "seed") if f in opts}
         if opts:
             raise ModuleConfigError(
-                f"unknown generation option {sorted(opts)[0]!r}; TrainableModule takes max_new_tokens "
-                "(or max_tokens), temperature, top_p, top_k, stop and seed"
+                f"unknown generation option {sorted(opts)[0]!r}; TrainableModule takes "
+                f"{', '.join(sorted(LOCAL_OPTIONS))}"
             )
         if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
             raise ModuleConfigError(f"max_new_tokens: expected a positive int, got {max_new!r}")

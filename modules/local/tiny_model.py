@@ -202,8 +202,8 @@ def _named_templates(family: str) -> dict[str, str] | None:
     """``{"default": ..., "tool_use": ...}`` for a family whose real model ships two templates (Hermes 2
     Pro, Command R): transformers renders with ``tool_use`` only when tools are given. ``index.json``
     names the tool-use one; the default is the registry's."""
+    from prompter.formats.model_format import ModelFormat
     from prompter.formats.registry import FAMILIES
-    from prompter.model_format import ModelFormat
 
     if "tool_file" not in FAMILIES.get(family, {}):
         return None
@@ -313,18 +313,21 @@ def cached_tiny_model(family: str = DEFAULT_FAMILY, seed: int = 0, cache_dir: st
     target = base / "prompter-tiny" / f"{family}-{seed}"
     if _complete(target):
         return target
-    staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=_ensure(base / "prompter-tiny")))
-    build_tiny_model(staging, family=family, seed=seed)
-    (staging / ".complete").write_text(f"build {BUILD}\n", encoding="utf-8")
-    try:
-        staging.replace(target)
-    except OSError:
-        # Another process finished first (or a stale folder is in the way): use whichever is complete.
-        if not _complete(target):
-            import shutil
+    import shutil
 
-            shutil.rmtree(target, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=_ensure(base / "prompter-tiny")))
+    try:
+        build_tiny_model(staging, family=family, seed=seed)
+        (staging / ".complete").write_text(f"build {BUILD}\n", encoding="utf-8")
+        try:
             staging.replace(target)
+        except OSError:
+            # Another process finished first (or a stale folder is in the way): use whichever is complete.
+            if not _complete(target):
+                shutil.rmtree(target, ignore_errors=True)
+                staging.replace(target)
+    finally:  # a failed build (an unknown family, an interrupt) or a lost race leaves no folder behind
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

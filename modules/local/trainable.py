@@ -52,7 +52,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from modules.base import ChatStream, Completion, ModuleBase, ModuleInput, StreamDelta, ToolCall
 from modules.errors import (
@@ -71,7 +71,7 @@ from modules.local.engines import (
     check_torch_threads,
 )
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
-from modules.local.request import DEFAULT_MAX_NEW_TOKENS, GenerationOptions, LocalRequest
+from modules.local.request import DEFAULT_MAX_NEW_TOKENS, LOCAL_OPTIONS, GenerationOptions, LocalRequest
 from modules.local.safe_tokens import (
     Rendered,
     control_token_ids,
@@ -172,6 +172,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
     construction, never at the first call (nor, served, a 400 that blames the client).
     """
 
+    generation_options: ClassVar[frozenset[str]] = LOCAL_OPTIONS  # an unknown keyword's error lists only these
     _cancel: threading.Event | None = None  # on the handle an acall/arespond runs on (see _for_task)
 
     def __init__(
@@ -277,7 +278,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         ``port=0`` picks a free port; :attr:`url` is then the base URL to give an
         OpenAI client. ``server_options`` go to :func:`modules.server.create_app`
         and are checked before the model loads (a wrong one raises
-        :class:`~modules.errors.ModuleConfigError`). ``start(serve=True)`` while
+        :class:`~modules.errors.ModuleConfigError`), as are ``host`` and ``port``; given
+        without ``serve=True`` they are refused too. ``start(serve=True)`` while
         already serving raises :class:`~modules.errors.ModuleConfigError`: call
         ``stop()`` first. If anything fails inside ``start()``, the module is left
         stopped, as before the call.
@@ -285,10 +287,18 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         b = self._backend
         if serve and b.server is not None:
             raise ModuleConfigError(f"already serving at {self.url}; call stop() first to serve again")
+        if not serve and (server_options or port != 0 or host != "127.0.0.1"):  # a typo (serv=True) included
+            given = [repr(n) for n in sorted(server_options)]
+            given += ["port"] * (port != 0) + ["host"] * (host != "127.0.0.1")
+            raise ModuleConfigError(
+                f"start(): {', '.join(given)} given without serve=True, so no server would start: "
+                "call start(serve=True, ...) to serve, or leave them out"
+            )
         app = None
         if serve:
             from modules.server.app import create_app
 
+            _check_address(host, port)
             _check_server_options(create_app, server_options)
             app = create_app(self, **server_options)  # validates values (max_concurrency...) before loading
         was_loaded = b.model is not None
@@ -954,6 +964,17 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     """*exc*'s message on one line (transformers' span several), cut to *limit* characters."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_address(host: object, port: object) -> None:
+    """Raise ModuleConfigError for a *host* or *port* the server could not listen on (before anything loads)."""
+    if not isinstance(host, str) or not host.strip():
+        raise ModuleConfigError(
+            f"host: expected the interface to listen on, a non-empty str ('127.0.0.1', or '0.0.0.0' for "
+            f"every interface), got {host!r}"
+        )
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ModuleConfigError(f"port: expected an int from 0 to 65535 (0 picks a free port), got {port!r}")
 
 
 def _check_server_options(create_app: Callable[..., Any], options: Mapping[str, Any]) -> None:

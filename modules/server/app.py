@@ -111,7 +111,7 @@ def create_app(
     app = FastAPI(title="prompter local model server", version="1", docs_url=None, redoc_url=None)
     app.router.route_class = ParsedOnceRoute  # the body's JSON is parsed once, strictly, by BodyLimit
     app.state.prompter = state
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, closing=lambda: state.closing)
 
     def error_response(err: HTTPError) -> JSONResponse:
         # ASCII JSON: a message quoting client text with a lone surrogate must still encode.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -34,11 +35,37 @@ SMALL = "prompter.small_body"
 """The scope key set to True when the POST body was below :data:`INLINE_BYTES`."""
 
 
-class BodyLimit:
-    """ASGI middleware: 413 for a body over ``max_bytes`` (by Content-Length or as it streams in)."""
+CLOSING_POLL_S = 0.1
+"""While a body is still arriving, how often :class:`BodyLimit` looks whether the server is stopping."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+
+class BodyLimit:
+    """ASGI middleware: 413 for a body over ``max_bytes`` (by Content-Length or as it streams in).
+
+    A body still arriving when the server stops (*closing* turns true) is answered 503
+    ``server_shutting_down`` at once, as a request waiting to run is: without it, ``stop()``
+    waited out uvicorn's graceful timeout for a client that had sent half a body, which then
+    got uvicorn's plain-text 500.
+    """
+
+    def __init__(self, app: Any, max_bytes: int, closing: Callable[[], bool] = lambda: False) -> None:
+        self.app, self.max_bytes, self.closing = app, max_bytes, closing
+
+    async def _next(self, receive: Any) -> Any:
+        """The next ASGI message, or None once the server is stopping."""
+        if self.closing():
+            return None
+        task = asyncio.ensure_future(receive())
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=CLOSING_POLL_S)
+                if done:
+                    return task.result()
+                if self.closing():
+                    return None
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -60,7 +87,11 @@ class BodyLimit:
         seen = 0
         more = True
         while more:
-            message = await receive()
+            message = await self._next(receive)
+            if message is None:
+                stopping = "the server is shutting down (the request body had not all arrived)"
+                await send_error(send, HTTPError(503, stopping, type="server_error", code="server_shutting_down"))
+                return
             if message["type"] != "http.request":  # the client left while uploading
                 return
             chunk = message.get("body", b"")

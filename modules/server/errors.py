@@ -37,9 +37,14 @@ class HTTPError(Exception):
         self.headers = dict(headers or {})
 
     def body(self) -> dict[str, Any]:
-        """The ``{"error": {...}}`` body, its message capped in length."""
-        message = self.message if len(self.message) <= _MAX_MESSAGE_CHARS else self.message[:_MAX_MESSAGE_CHARS] + "..."
-        return {"error": {"message": message, "type": self.type, "param": self.param, "code": self.code}}
+        """The ``{"error": {...}}`` body, its message and param capped in length."""
+        message, param = _capped(self.message), _capped(self.param)
+        return {"error": {"message": message, "type": self.type, "param": param, "code": self.code}}
+
+
+def _capped(text: str | None) -> str | None:
+    """*text* cut to :data:`_MAX_MESSAGE_CHARS`: a ``param`` names a client's key, which may be a megabyte long."""
+    return text if text is None or len(text) <= _MAX_MESSAGE_CHARS else text[:_MAX_MESSAGE_CHARS] + "..."
 
 
 def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPError:

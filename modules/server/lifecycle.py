@@ -97,8 +97,9 @@ class ServerThread:
 
     @property
     def url(self) -> str:
-        """``http://host:port`` (no path)."""
-        return f"http://{self.host}:{self.port}"
+        """``http://host:port`` (no path; an IPv6 address in brackets, as URLs write it)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> ServerThread:
         """Start serving; return once the socket accepts connections."""

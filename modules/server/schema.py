@@ -65,7 +65,12 @@ class Tool(_Open):
 
 
 class StreamOptions(_Open):
+    # OpenAI's two fields; any other key is a 400 naming it, never silently ignored. Obfuscation
+    # (random padding against length side channels on the internet) is not added: loopback
+    # servers need none, and a client reads the chunks the same either way.
+    model_config = ConfigDict(extra="forbid", strict=True)
     include_usage: StrictBool | None = None
+    include_obfuscation: StrictBool | None = None
 
 
 class Sampling(_Open):
