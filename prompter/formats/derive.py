@@ -81,9 +81,12 @@ class Layout:
     strip: bool
     """Whether the template strips message content."""
     nonempty: bool
-    """Whether the fast path needs every content to be non-empty (and not whitespace only)."""
+    """Whether the fast path needs every content to be non-empty."""
     avoid: tuple[str, ...]
     """Substrings that send a conversation to the template (the template branches on them)."""
+    blank: bool = False
+    """Whether it also needs contents that are not whitespace only (``content | trim | length == 0``);
+    a flag of its own so that templates which only test for empty text pay no per-content check."""
 
     glue: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """The strings :meth:`render` writes between contents, each made once: what opens the prompt
@@ -213,7 +216,7 @@ class Layout:
                 return None
         if self.strip:
             content = content.strip()
-        if self.nonempty and (not content or content.isspace()):
+        if self.nonempty and (not content or (self.blank and content.isspace())):
             return None
         return content
 
@@ -543,8 +546,10 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
     if not _agrees(layout, render, lambda i: _sentinel(i) + "Long text. " * 550, _SHAPES[4:6]):
         return None  # the template reacts to the length of a text (a threshold, a cut)
     # an empty text, and one of whitespace only (``content | trim | length == 0``, which no padded text shows)
-    if not _agrees(layout, render, lambda i: "") or not _agrees(layout, render, _blank):
+    if not _agrees(layout, render, lambda i: ""):
         layout = _replace(layout, nonempty=True)
+    if not _agrees(layout, render, _blank):
+        layout = _replace(layout, nonempty=True, blank=True)
     # what a sentinel cannot show: a template that escapes or case-maps text (``| e``, ``| upper``),
     # compares messages with each other (``content == messages[i - 1].content``) or reads numbers
     # or capitals in them (``| int``, ``.isupper()``)

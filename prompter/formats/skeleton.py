@@ -108,7 +108,7 @@ class Policy:
     reacts otherwise: content with edge whitespace renders through the template), or ``mixed``:
     each role as :attr:`by_role` says (Gemma 3 trims the turns but not the system text)."""
     nonempty: bool
-    """Whether empty content (or content of whitespace only) must render through the template."""
+    """Whether empty content must render through the template."""
     avoid: tuple[str, ...]
     """Substrings the template reacts to: content carrying one renders through the template."""
     dated: bool
@@ -118,6 +118,10 @@ class Policy:
     message by comparing messages: two equal ones both get the tools block)."""
     by_role: tuple[tuple[str, str], ...] = ()
     """For ``mixed``: ``(role, keep | strip | refuse)`` for each role."""
+    blank: bool = False
+    """With :attr:`nonempty`: whether content of whitespace only must render through the template too
+    (``content | trim | length == 0``); its own flag, so a template that only tests for empty text pays
+    no per-content check."""
     modes: dict[str, str] = field(init=False, repr=False, compare=False)
     """:attr:`by_role` as a dict, made once (read only)."""
     open: bool = field(init=False, repr=False, compare=False)
@@ -157,7 +161,7 @@ class Policy:
                 contents = stripped
             elif stripped != contents:
                 return None
-        if self.nonempty and _blank_in(contents):
+        if self.nonempty and ("" in contents or (self.blank and _blank_in(contents))):
             return None
         if self.distinct and len(set(contents)) != len(contents):
             return None
@@ -178,7 +182,7 @@ _TOOLS: dict[int, tuple[Any, Any, str]] = {}
 class _Entry:
     """One template (with its tokens and tools): its policy and its skeletons by shape."""
 
-    __slots__ = ("bound", "modes", "nonempty", "plain", "policy", "skeletons", "tool_policy")
+    __slots__ = ("blank", "bound", "modes", "nonempty", "plain", "policy", "skeletons", "tool_policy")
 
     def __init__(self) -> None:
         self.policy: Policy | None = None
@@ -190,6 +194,8 @@ class _Entry:
         they are."""
         self.nonempty = False
         """Whether empty content must render through the template (the one precondition ``plain`` allows)."""
+        self.blank = False
+        """With :attr:`nonempty`: whether content of whitespace only must too."""
         self.modes: dict[str, str] | None = None
         """For a ``mixed`` policy with no other precondition and no date, its mode by role
         (Baichuan 2 trims only the system text, Phi-3 the turns): contents that need no
@@ -277,7 +283,7 @@ def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable
     ``(messages, add_generation_prompt, tools=None)`` to the prompt, or None. A closure, so that a
     call reads its entry's settings (fixed once the entry is made) as local cells, not attributes."""
     skeletons = entry.skeletons  # cleared in place when full, never replaced
-    plain, nonempty, modes = entry.plain, entry.nonempty, entry.modes
+    plain, nonempty, blank, modes = entry.plain, entry.nonempty, entry.blank, entry.modes
 
     def render(messages: Any, add_generation_prompt: bool, tools: Any = None) -> str | None:
         if type(messages) is not list or not messages or len(messages) > _MAX_MESSAGES:
@@ -297,7 +303,9 @@ def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable
         except KeyError:
             return None
         roles = tuple(names)
-        if (plain and not (nonempty and _blank_in(contents))) or _untrimmed(modes, roles, contents):
+        if (plain and not (nonempty and ("" in contents or (blank and _blank_in(contents))))) or _untrimmed(
+            modes, roles, contents
+        ):
             # the common case, inlined: contents go in as they are; a skeleton is only ever stored for
             # system/user/assistant roles, so a hit needs no role check
             skeleton = skeletons.get((roles, add_generation_prompt))
@@ -400,8 +408,9 @@ def skeleton_entry(
                 return None
             policy = None
         entry.policy = policy
-        entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False) == _PLAIN
+        entry.plain = entry.policy is not None and replace(entry.policy, nonempty=False, blank=False) == _PLAIN
         entry.nonempty = entry.policy is not None and entry.policy.nonempty
+        entry.blank = entry.policy is not None and entry.policy.blank
         entry.modes = _simple_modes(entry.policy)
         if len(_ENTRIES) >= _MAX_ENTRIES:
             _ENTRIES.clear()
@@ -613,8 +622,10 @@ def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full:
             else:
                 policy = replace(policy, whitespace=mode)
         blank = lambda i, role: BLANK_TEXTS[i % len(BLANK_TEXTS)]  # noqa: E731 - ``content | trim | length == 0``
-        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES) or not agrees(policy, blank, _PROBE_SHAPES):
+        if not agrees(policy, lambda i, role: "", _PROBE_SHAPES):
             policy = replace(policy, nonempty=True)
+        if not agrees(policy, blank, _PROBE_SHAPES):
+            policy = replace(policy, nonempty=True, blank=True)
         if not agrees(policy, lambda i, role: _text(0), _PROBE_SHAPES):
             policy = replace(policy, distinct=True)
         marks, words = literals(source), literals(source, words=True)
