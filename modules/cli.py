@@ -159,18 +159,18 @@ def _tiny_model(args: argparse.Namespace) -> int:
     require_extra("local")
     from modules.local.tiny_model import build_tiny_model, check_target, family_spec
 
-    family_spec(args.family)  # a mistake stays one line: refused before any progress
+    family = family_spec(args.family).family  # a mistake stays one line, refused before any progress; any case
     if not -(2**63) <= args.seed < 2**64:  # torch.manual_seed's range; past it a bare ValueError, after the mkdir
         raise ModuleConfigError(
             f"--seed: expected an int from -2**63 to 2**64 - 1 (torch's seed range), got {args.seed}"
         )
     check_target(Path(args.path), args.force)
     t0 = time.perf_counter()
-    progress(f"building a tiny {args.family} model in {args.path} (random weights; a few seconds) ...")
+    progress(f"building a tiny {family} model in {args.path} (random weights; a few seconds) ...")
     _quiet()
-    path = build_tiny_model(args.path, family=args.family, seed=args.seed, force=args.force)
+    path = build_tiny_model(args.path, family=family, seed=args.seed, force=args.force)
     progress(f"built in {time.perf_counter() - t0:.1f}s")
-    print(f"built a tiny {args.family} model in {path}")
+    print(f"built a tiny {family} model in {path}")
     return 0
 
 

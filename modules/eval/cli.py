@@ -28,40 +28,113 @@ __all__ = ["UPSTREAM_PACKAGES", "add_parser", "colour_wanted", "load_config", "r
 UPSTREAM_PACKAGES = ("opencompass", "ais_bench")
 """Packages a pasted config imports its ``type`` classes from; in a config each imported name is the
 name itself (``from opencompass.openicl.icl_prompt_template import PromptTemplate`` gives
-``"PromptTemplate"``), which ``type=`` accepts. Neither package is needed or imported."""
+``"PromptTemplate"``, and so do ``M.PromptTemplate`` after ``import ... as M`` and the whole dotted
+name after ``import opencompass``), which ``type=`` accepts. Neither package is needed or imported."""
+
+
+class _OtherConfigFile(Exception):
+    """A config reads ``opencompass.configs...``: the statement (or dotted name) that does."""
+
+
+def _member(path: str) -> str:
+    """``path`` (``opencompass.openicl.PromptTemplate``) as a config sees it: its last name."""
+    if "configs" in path.split(".")[1:]:  # opencompass.configs.datasets...: blocks of another config file
+        raise _OtherConfigFile(path)
+    return _UpstreamName(path)
+
+
+class _UpstreamName(str):
+    """A name read off an upstream module: the name itself (``M.PromptTemplate`` is ``"PromptTemplate"``),
+    whose own names stand for themselves in turn, for a submodule reached by attribute
+    (``opencompass.openicl.icl_prompt_template.PromptTemplate`` after ``import opencompass``).
+    :func:`_plain` turns what is left in the config into plain str."""
+
+    def __new__(cls, path: str) -> _UpstreamName:
+        made = super().__new__(cls, path.rpartition(".")[2])
+        made.__dict__["_upstream_path"] = path
+        return made
+
+    def __getattr__(self, name: str) -> str:  # only names str lacks
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _member(f"{self.__dict__.get('_upstream_path', str(self))}.{name}")
 
 
 class _UpstreamNames(types.ModuleType):
-    """An upstream module as a pasted config sees it: every name imported from it stands for itself."""
+    """An upstream module as a pasted config sees it: every name imported from it stands for itself,
+    and a submodule the config imported (``import opencompass.openicl.icl_prompt_template as M``) is itself."""
 
-    def __getattr__(self, name: str) -> str:
-        if name.startswith("__"):
+    def __init__(self, name: str, imported: dict[str, _UpstreamNames]) -> None:
+        super().__init__(name)
+        self._imported = imported
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_imported":
             raise AttributeError(name)
-        return name
+        path = f"{self.__name__}.{name}"
+        return self._imported.get(path) or _member(path)
+
+
+def _plain(value: Any, seen: dict[int, Any]) -> Any:
+    """``value`` with every :class:`_UpstreamName` in its dicts, lists and tuples a plain str."""
+    if isinstance(value, _UpstreamName):
+        return str.__str__(value)
+    if type(value) not in (dict, list, tuple):
+        return value
+    if id(value) in seen:  # a block used twice stays one block
+        return seen[id(value)]
+    if type(value) is dict:
+        out: dict[Any, Any] = {}
+        seen[id(value)] = out
+        out.update((_plain(k, seen), _plain(v, seen)) for k, v in value.items())
+        return out
+    if type(value) is list:
+        items: list[Any] = []
+        seen[id(value)] = items
+        items.extend(_plain(v, seen) for v in value)
+        return items
+    seen[id(value)] = made = tuple(_plain(v, seen) for v in value)
+    return made
 
 
 def _run_py(file: Path) -> dict[str, Any]:
+    imported: dict[str, _UpstreamNames] = {}
+
     def imports(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level == 0 and name.partition(".")[0] in UPSTREAM_PACKAGES:
-            if "configs" in name.split("."):  # opencompass.configs.datasets...: blocks of another config file
-                raise ModuleConfigError(
-                    f"config {str(file)!r}: 'from {name} import {', '.join(fromlist or ())}' reads another "
-                    "config file, which is not followed (its names would be bare strings here); paste the "
-                    "blocks it defines into this file"
-                )
-            return _UpstreamNames(name)
+            if "configs" in (*name.split("."), *(fromlist or ())):
+                statement = f"from {name} import {', '.join(fromlist)}" if fromlist else f"import {name}"
+                raise _OtherConfigFile(statement)
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):  # as Python does: the package, then each submodule in it
+                path = ".".join(parts[:i])
+                imported.setdefault(path, _UpstreamNames(path, imported))
+            return imported[name] if fromlist else imported[parts[0]]
         return builtins.__import__(name, globals_, locals_, fromlist, level)
 
     names = {**vars(builtins), "__import__": imports}
     try:
         variables = runpy.run_path(str(file), init_globals={"__builtins__": names})
+    except _OtherConfigFile as exc:
+        raise ModuleConfigError(
+            f"config {str(file)!r}: '{exc}' reads another config file, which is not followed (its names "
+            "would be bare strings here); paste the blocks it defines into this file"
+        ) from None
     except ImportError as exc:
         raise ModuleConfigError(
             f"config {str(file)!r}: {exc}; a config may import from {', '.join(UPSTREAM_PACKAGES)} "
             "(the names stand for themselves) and from what is installed; paste the blocks it imports "
             "from other config files into it"
         ) from None
-    return {k: v for k, v in variables.items() if not k.startswith("__")}
+    return {k: _plain_or_as_is(v) for k, v in variables.items() if not k.startswith("__")}
+
+
+def _plain_or_as_is(value: Any) -> Any:
+    """:func:`_plain`, or ``value`` itself when it nests too deep to walk (its names still read as text)."""
+    try:
+        return _plain(value, {})
+    except RecursionError:
+        return value
 
 
 def add_parser(sub: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter) -> None:

@@ -28,6 +28,7 @@ From the shell: ``prompter tiny-model PATH [--family NAME]``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tempfile
@@ -140,14 +141,18 @@ def list_families() -> list[str]:
 
 
 def family_spec(family: str) -> FamilySpec:
-    """The template and special tokens of *family*; a KeyError names the known ones."""
+    """The template and special tokens of *family*, named in any case (``Qwen2.5`` is ``qwen2.5``, as
+    ``ModelFormat.get`` reads it); a KeyError names the known ones and the closest."""
     index = _index()
-    if family not in index:
-        raise UnknownFamilyError(f"unknown model family {family!r}; known families: {', '.join(sorted(index))}")
-    entry = index[family]
+    key = family.strip().lower() if isinstance(family, str) else None
+    if key not in index:
+        close = difflib.get_close_matches(key, list(index), n=3, cutoff=0.6) if key is not None else []
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise UnknownFamilyError(f"unknown model family {family!r}; {hint}known families: {', '.join(sorted(index))}")
+    entry = index[key]
     template = (chat_templates_dir() / entry["file"]).read_text(encoding="utf-8")
     return FamilySpec(
-        family=family,
+        family=key,
         chat_template=template,
         bos_token=entry.get("bos_token"),
         eos_token=entry["eos_token"],
@@ -167,6 +172,7 @@ def build_tiny_tokenizer(family: str = DEFAULT_FAMILY, vocab_size: int = _VOCAB_
     from transformers import PreTrainedTokenizerFast
 
     spec = family_spec(family)
+    family = spec.family  # the index's spelling, whatever case it was given in
     specials = list(spec.control_tokens)
     # Qwen tokenizers pad with <|endoftext|>; transformers' Qwen2Tokenizer adds it when missing,
     # which would give an id past the embedding matrix, so the tiny model has it from the start.
@@ -259,7 +265,7 @@ def build_tiny_model(
     from transformers import AutoModelForCausalLM, GenerationConfig
 
     out = Path(path)
-    family_spec(family)  # an unknown family fails before the folder is made
+    family = family_spec(family).family  # an unknown family fails before the folder is made
     check_target(out, force)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -310,12 +316,14 @@ def cached_tiny_model(family: str = DEFAULT_FAMILY, seed: int = 0, cache_dir: st
     one an earlier build of prompter wrote, is redone.
     """
     base = Path(cache_dir or os.environ.get("PROMPTER_CACHE") or tempfile.gettempdir())
-    target = base / "prompter-tiny" / f"{family}-{seed}"
+    cache = _ensure(base / "prompter-tiny")
+    family = family_spec(family).family  # one folder per family, whatever case it was named in
+    target = cache / f"{family}-{seed}"
     if _complete(target):
         return target
     import shutil
 
-    staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=_ensure(base / "prompter-tiny")))
+    staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=cache))
     try:
         build_tiny_model(staging, family=family, seed=seed)
         (staging / ".complete").write_text(f"build {BUILD}\n", encoding="utf-8")
