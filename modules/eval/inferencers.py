@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from modules.errors import ModuleConfigError
 from modules.eval.api_prompts import api_input, api_prompt
+from modules.eval.candidates import at_sep, split_candidates
 from prompter.templates import MetaTemplate, PromptTemplate
 from prompter.templates.batch import render_label_prompts, render_prompts
+from prompter.templates.markup import parse_with_spans
 from prompter.templates.retrievers import BaseRetriever
 from prompter.templates.slots import check_config_type
 
@@ -52,6 +53,9 @@ class Prompts:
     ice_template: PromptTemplate | None = None
     prompt_template: PromptTemplate | None = None
     api: bool = False  # whether the model is asked in turns (an API model: modules.eval.api_prompts)
+    # whether Gen jobs carry the spans of their data ("user_spans"): a local model then reads the meta
+    # template's own text as markup, its <|im_start|> as the control token (prompter.templates.markup)
+    markup: bool = False
 
 
 def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
@@ -125,15 +129,18 @@ class GenInferencer:
             prompt_template=prompts.prompt_template,
             gen_field_replace_token=self.gen_field_replace_token,
         )
-        text = api_prompt(prompts.meta, prompt) if prompts.api else _text(prompts.meta.parse(prompt, mode="gen"))
         gold = entry.get(r.output_column) if r.output_column else None
-        return {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold}
+        if prompts.markup and not prompts.api:
+            text, spans = parse_with_spans(prompts.meta, prompt, mode="gen")
+            return {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold, "user_spans": list(spans)}
+        asked = api_prompt(prompts.meta, prompt) if prompts.api else _text(prompts.meta.parse(prompt, mode="gen"))
+        return {"index": index, "kind": "gen", "origin_prompt": asked, "gold": gold}
 
     def jobs(
         self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
     ) -> list[dict[str, Any]]:
         """Every sample's :meth:`job`, rendered as a batch (the same text, the shared work done once)."""
-        if prompts.api:
+        if prompts.api or prompts.markup:  # per sample: the turns, or the text with its spans
             return [self.job(prompts, i, entry, ids) for i, (entry, ids) in enumerate(zip(tests, ice_ids, strict=True))]
         r = prompts.retriever
         texts = render_prompts(
@@ -156,13 +163,16 @@ class GenInferencer:
         stops = list(self.stopping_criteria)
         options: dict[str, Any] = {"max_new_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
         if isinstance(prompt, str) and hasattr(module, "prepare_text") and hasattr(module, "generate"):
-            text = module.generate(module.prepare_text(prompt, **options)).text
+            spans = job.get("user_spans")
+            marked = {} if spans is None else {"user_spans": [tuple(span) for span in spans]}
+            text = module.generate(module.prepare_text(prompt, **marked, **options)).text
         else:
             options = {"max_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
             text = module(api_input(prompt), **options)
             if not isinstance(text, str):
                 raise ModuleConfigError(f"the module answered {type(text).__name__}, not text; Gen needs text answers")
-        return {**job, "prediction": cut_at_stop_words(text, stops)}
+        record = {k: v for k, v in job.items() if k != "user_spans"}
+        return {**record, "prediction": cut_at_stop_words(text, stops)}
 
 
 class PPLInferencer:
@@ -223,11 +233,11 @@ class PPLInferencer:
         r = prompts.retriever
         norm = self.normalizing_str
         if norm is not None:
-            pairs = [_at_sep(t, sep or "", strict=True) for t in texts]
+            pairs = [at_sep(t, sep or "", strict=True) for t in texts]
         elif _compat(prompts) is not None:
             pairs = [("", t) for t in texts]  # OpenCompass scores each candidate's whole text
         else:
-            pairs = _split(texts, sep)
+            pairs = split_candidates(texts, sep)
         job = {
             "index": index,
             "kind": "ppl",
@@ -314,32 +324,6 @@ def _takes_compat(score: Any) -> bool:
         return False
 
 
-def _at_sep(text: str, sep: str, *, strict: bool = False) -> tuple[str, str]:
-    """OpenCompass's split: the context up to the first ``sep``, the answer after it with every ``sep`` removed."""
-    at = text.find(sep) if sep else -1
-    if at < 0:
-        if strict:
-            raise ModuleConfigError(
-                f"normalizing_str: a PPL candidate has no sep_token {sep!r} to split at ({text[:80]!r}...); "
-                "put the sep_token in every label's template where the answer begins"
-            )
-        return "", text
-    return text[:at], text[at:].replace(sep, "")
-
-
-def _split(texts: list[str], sep: str | None) -> list[tuple[str, str]]:
-    """Context and continuation: at ``sep``, else after the candidates' common beginning, never inside a word."""
-    if sep is not None:
-        return [_at_sep(text, sep) for text in texts]
-    prefix = os.path.commonprefix(texts) if len(texts) > 1 else ""
-    cut = len(prefix)
-    if any(len(t) == cut for t in texts):
-        cut = 0  # one candidate is the beginning of another: score the whole texts
-    elif cut and not prefix[-1].isspace() and any(not t[cut].isspace() for t in texts):
-        cut = len(prefix) - len(prefix.split()[-1])  # back to where the word the candidates differ in begins
-    return [(t[:cut], t[cut:]) for t in texts]
-
-
 class MultiTurnGenInferencer:
     """AISBench's multi-turn inference: one generation per answer turn of a sample.
 
@@ -385,9 +369,14 @@ class MultiTurnGenInferencer:
         texts: list[Any] = []
 
         def respond(prompt: Any) -> str:
-            text = api_prompt(meta, prompt) if self.api else _text(meta.parse(prompt, mode="gen"))
+            job: dict[str, Any] = {}
+            if self.api:
+                text: Any = api_prompt(meta, prompt)
+            else:  # with the spans of its data: a local model reads the meta template's text as markup
+                text, spans = parse_with_spans(meta, prompt, mode="gen")
+                job["user_spans"] = list(spans)
             texts.append(text)
-            reply: str = self.gen.answer(module, {"origin_prompt": text})["prediction"]
+            reply: str = self.gen.answer(module, {**job, "origin_prompt": text})["prediction"]
             predictions.append(reply)
             return reply
 

@@ -233,7 +233,9 @@ def plan(
         inferencer_cfg = {**inferencer_cfg, "max_out_len": model["max_out_len"]}
     inferencer = build(inferencer_cfg, INFERENCERS, where="inferencer")
     meta = build_meta(model.get("meta_template"), compat=compat)
-    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=asks_in_turns(model.get("type"), meta))
+    kind = model.get("type")
+    local = (isinstance(kind, type) or isinstance(kind, str) and kind.strip()) and type_name(kind) in LOCAL_TYPES
+    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=asks_in_turns(kind, meta), markup=bool(local))
     if isinstance(inferencer, MultiTurnGenInferencer):
         inferencer.meta, inferencer.api = meta, prompts.api
     labels: list[Hashable] = []
@@ -256,13 +258,17 @@ def _is_zero(retriever: Any) -> bool:
     return isinstance(retriever, ZeroRetriever)
 
 
+LOCAL_TYPES = frozenset({"TrainableModule", "HuggingFace", "HuggingFaceCausalLM", "HuggingFacewithChatTemplate"})
+"""Model config types that run a local model (a TrainableModule)."""
+
+
 def build_module(model: Mapping[str, Any]) -> Any:
     """The started module a model config describes (``type`` TrainableModule or OnlineChatModule)."""
     if not isinstance(model, Mapping) or "type" not in model:
         raise ModuleConfigError("model: a dict(type='TrainableModule', path=...) or dict(type='OnlineChatModule', ...)")
     name = type_name(model["type"], "model['type']")
     kwargs = {k: v for k, v in model.items() if k not in MODEL_KEYS}
-    if name in ("TrainableModule", "HuggingFace", "HuggingFaceCausalLM", "HuggingFacewithChatTemplate"):
+    if name in LOCAL_TYPES:
         from modules.local.trainable import TrainableModule
 
         path = kwargs.pop("path", None)

@@ -523,13 +523,23 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             dropped=tuple(fitted.dropped),
         )
 
-    def prepare_text(self, prompt: str, **generation: Any) -> LocalRequest:
-        """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens."""
+    def prepare_text(
+        self, prompt: str, *, user_spans: Sequence[tuple[int, int]] | None = None, **generation: Any
+    ) -> LocalRequest:
+        """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens.
+
+        *user_spans* (``(start, end)`` character offsets, in order, not overlapping) say which
+        parts are user text instead; the text outside them is markup the caller wrote, whose
+        spelled-out control tokens (``<|im_start|>``) become the control tokens, as in a chat
+        template. The evaluation gives the spans of a meta template's prompt this way
+        (:func:`prompter.templates.markup.parse_with_spans`).
+        """
         if not isinstance(prompt, str):
             raise ModuleConfigError(f"prompt: expected text (a str), got {type(prompt).__name__}")
+        spans = [(0, len(prompt))] if user_spans is None else _checked_spans(user_spans, len(prompt))
         options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
         tokenizer = self._load_tokenizer()
-        ids = encode_with_spans(tokenizer, prompt, [(0, len(prompt))], control=self._backend.control)
+        ids = encode_with_spans(tokenizer, prompt, spans, control=self._backend.control)
         if not ids:  # an empty prompt starts a fresh document, as after GPT-2's <|endoftext|>
             first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             ids = [first] if first is not None else []
@@ -537,7 +547,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             raise ModuleConfigError("prompt: empty, and the tokenizer has no bos or eos token to start from")
         if len(ids) + options.max_new_tokens > self.max_context:
             raise ContextLengthError(len(ids), options.max_new_tokens, self.max_context, "shorten the prompt")
-        return LocalRequest((), None, prompt, ((0, len(prompt)),), tuple(ids), options)
+        return LocalRequest((), None, prompt, tuple(spans), tuple(ids), options)
 
     # -- training (thin: the work lives in modules/local/training/) ----------------------------------
 
@@ -964,6 +974,27 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     """*exc*'s message on one line (transformers' span several), cut to *limit* characters."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _checked_spans(spans: object, length: int) -> list[tuple[int, int]]:
+    """*spans* as ``(start, end)`` pairs of ints within a text of *length*, in order and apart, or a
+    ModuleConfigError naming the first that is not."""
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
+        raise ModuleConfigError(f"user_spans: expected a list of (start, end) pairs, got {type(spans).__name__}")
+    checked: list[tuple[int, int]] = []
+    for i, span in enumerate(spans):
+        pair = tuple(span) if isinstance(span, (list, tuple)) else ()
+        if len(pair) != 2 or not all(type(n) is int for n in pair):
+            raise ModuleConfigError(f"user_spans[{i}]: expected a (start, end) pair of ints, got {span!r}")
+        start, end = pair
+        low = checked[-1][1] if checked else 0
+        if not low <= start <= end <= length:
+            raise ModuleConfigError(
+                f"user_spans[{i}]: ({start}, {end}) must lie within the prompt's {length} characters, in order "
+                "and not overlapping the span before it"
+            )
+        checked.append((start, end))
+    return checked
 
 
 def _check_address(host: object, port: object) -> None:
