@@ -217,18 +217,24 @@ class PPLInferencer:
         r = prompts.retriever
         ice = r.generate_ice(ice_ids, prompts.ice_template)
         sep, keep = self._sep(prompts)
-        texts = []
+        texts: list[str] = []
+        spans: list[list[tuple[int, int]]] = []
         for label in labels:
             prompt = r.generate_label_prompt(
                 entry, ice, label, ice_template=prompts.ice_template, prompt_template=prompts.prompt_template,
                 remain_sep=keep,
             )  # fmt: skip
-            texts.append(_text(prompts.meta.parse(prompt, mode="ppl")))
-        return self._record(prompts, index, entry, labels, texts, sep)
+            if prompts.markup:  # with the spans of its data: a local model reads the meta template as markup
+                text, data = parse_with_spans(prompts.meta, prompt, mode="ppl")
+                texts.append(text)
+                spans.append(list(data))
+            else:
+                texts.append(_text(prompts.meta.parse(prompt, mode="ppl")))
+        return self._record(prompts, index, entry, labels, texts, sep, spans if prompts.markup else None)
 
     def _record(  # noqa: PLR0913 - one sample's parts
         self, prompts: Prompts, index: int, entry: Mapping[str, Any], labels: Sequence[Hashable], texts: list[str],
-        sep: str | None,
+        sep: str | None, spans: list[list[tuple[int, int]]] | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         r = prompts.retriever
         norm = self.normalizing_str
@@ -250,6 +256,8 @@ class PPLInferencer:
             job["norm_pairs"] = [(norm, answer) for _, answer in pairs]
         if _compat(prompts) == "opencompass":  # a module whose score() takes compat= gives upstream's number
             job["score_as"] = "opencompass"
+        if spans is not None:  # a pair cut from its text as it stands keeps the text's spans (else: all data)
+            job["user_spans"] = [s if "".join(p) == t else None for p, s, t in zip(pairs, spans, texts, strict=True)]
         return job
 
     def jobs(
@@ -261,6 +269,8 @@ class PPLInferencer:
     ) -> list[dict[str, Any]]:
         """Every sample's :meth:`job`, each label's candidates rendered as a batch (the same text)."""
         sep, keep = self._sep(prompts)
+        if prompts.markup:  # per sample: each candidate with the spans of its data
+            return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
         try:
             by_label = self._by_label(prompts, tests, ice_ids, labels, keep)
         except Exception:  # noqa: BLE001 - label by label, the first error met may not be the per-sample one
@@ -298,12 +308,14 @@ class PPLInferencer:
             )
         pairs = [tuple(p) for p in job["pairs"]]
         norm = [tuple(p) for p in job.get("norm_pairs", ())]
-        compat = {"compat": job["score_as"]} if job.get("score_as") and _takes_compat(score) else {}
-        losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1), **compat)
+        options: dict[str, Any] = {"compat": job["score_as"]} if job.get("score_as") and _takes(score, "compat") else {}
+        if job.get("user_spans") is not None and _takes(score, "user_spans"):
+            options["user_spans"] = [*job["user_spans"], *[None] * len(norm)]
+        losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1), **options)
         if norm:
             losses = [a - b for a, b in zip(losses[: len(pairs)], losses[len(pairs) :], strict=True)]
         best = min(range(len(losses)), key=lambda i: (losses[i], i))
-        record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs", "score_as")}
+        record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs", "score_as", "user_spans")}
         record["label_losses"] = dict(zip(job["labels"], (round(x, 6) for x in losses), strict=True))
         record["prediction"] = job["labels"][best]
         return record
@@ -316,10 +328,10 @@ def _compat(prompts: Prompts) -> str | None:
     return template.compat if template is not None and template.compat is not None else prompts.retriever.compat
 
 
-def _takes_compat(score: Any) -> bool:
-    """Whether ``score`` takes ``compat=`` (TrainableModule's; a server's logprobs are not upstream's tokens)."""
+def _takes(score: Any, keyword: str) -> bool:
+    """Whether ``score`` takes *keyword* (TrainableModule's ``compat=`` and ``user_spans=``; not a server's)."""
     try:
-        return "compat" in inspect.signature(score).parameters
+        return keyword in inspect.signature(score).parameters
     except (TypeError, ValueError):
         return False
 

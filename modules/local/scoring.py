@@ -36,21 +36,35 @@ from modules.local.safe_tokens import encode_with_spans
 __all__ = ["continuation_nll", "encode_pair", "opencompass_ppl", "text_logprobs"]
 
 
-def _as_data(tokenizer: Any, text: str) -> list[int]:
-    return encode_with_spans(tokenizer, text, [(0, len(text))]) if text else []
+Spans = Sequence[tuple[int, int]]
+"""User-text spans of a pair's joined text ``context + continuation`` (None: all of it is user text)."""
 
 
-def encode_pair(tokenizer: Any, context: str, continuation: str) -> tuple[list[int], list[int]]:
+def _as_data(tokenizer: Any, text: str, spans: Spans | None = None) -> list[int]:
+    """*text*'s ids, where only text outside *spans* (None: no text) may give control ids."""
+    return encode_with_spans(tokenizer, text, [(0, len(text))] if spans is None else spans) if text else []
+
+
+def _clip(spans: Spans | None, start: int, end: int) -> Spans | None:
+    """The parts of *spans* inside ``start .. end``, counted from *start*."""
+    if spans is None:
+        return None
+    return [(max(s, start) - start, min(e, end) - start) for s, e in spans if s < end and e > start]
+
+
+def encode_pair(
+    tokenizer: Any, context: str, continuation: str, spans: Spans | None = None
+) -> tuple[list[int], list[int]]:
     """The context's ids (a start token when empty) and the continuation's ids, tokenized apart."""
     if not isinstance(context, str) or not isinstance(continuation, str):
         raise ModuleConfigError(f"pairs: expected (context, continuation) strings, got {context!r}, {continuation!r}")
-    ctx = _as_data(tokenizer, context)
+    ctx = _as_data(tokenizer, context, _clip(spans, 0, len(context)))
     if not ctx:
         first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         if first is None:
             raise ModuleConfigError("context: empty, and the tokenizer has no bos or eos token to start from")
         ctx = [first]
-    cont = _as_data(tokenizer, continuation)
+    cont = _as_data(tokenizer, continuation, _clip(spans, len(context), len(context) + len(continuation)))
     if not cont:
         raise ModuleConfigError("continuation: empty; there is nothing to score")
     return ctx, cont
@@ -63,12 +77,17 @@ def continuation_nll(
     *,
     max_context: int,
     batch_size: int = 8,
+    user_spans: Sequence[Spans | None] | None = None,
 ) -> list[float]:
-    """Mean negative log-likelihood (nats per token) of each pair's continuation."""
+    """Mean negative log-likelihood (nats per token) of each pair's continuation.
+
+    ``user_spans[i]``: where pair *i*'s joined text is user text (its markup outside them may give
+    control ids); None, or no list, is user text throughout."""
     import torch
 
     _check_scoring(model, batch_size)
-    encoded = [encode_pair(tokenizer, c, t) for c, t in pairs]
+    spans = user_spans if user_spans is not None else [None] * len(pairs)
+    encoded = [encode_pair(tokenizer, c, t, s) for (c, t), s in zip(pairs, spans, strict=True)]
     for ctx, cont in encoded:
         if len(ctx) + len(cont) > max_context:
             raise ContextLengthError(len(ctx) + len(cont), 0, max_context, "shorten the prompt")
@@ -126,6 +145,7 @@ def opencompass_ppl(
     *,
     max_context: int,
     batch_size: int = 8,
+    user_spans: Sequence[Spans | None] | None = None,
 ) -> list[float]:
     """Each pair's loss as OpenCompass's ``get_ppl([context + continuation], mask_length=[n])`` gives it.
 
@@ -134,7 +154,7 @@ def opencompass_ppl(
     as data, between the added ids), the losses of tokens ``max(n, 1)``... are summed and divided by
     the count of ids that are not the pad token, less ``n``; pad ids are neither scored nor counted,
     as upstream's ``ignore_index`` and length count do. Upstream truncates a text past the context;
-    here it is a :class:`~modules.errors.ContextLengthError`.
+    here it is a :class:`~modules.errors.ContextLengthError`. ``user_spans``: as :func:`continuation_nll`'s.
     """
     import torch
 
@@ -142,14 +162,15 @@ def opencompass_ppl(
     before, after = added_ids(tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     encoded: list[tuple[list[int], int]] = []
-    for context, continuation in pairs:
+    for (context, continuation), spans in zip(pairs, user_spans or [None] * len(pairs), strict=True):
         if not isinstance(context, str) or not isinstance(continuation, str) or not continuation:
             raise ModuleConfigError(
                 f"pairs: expected (context, continuation) strings, the continuation not empty, got "
                 f"{context!r:.80}, {continuation!r:.80}"
             )
-        ids = before + _as_data(tokenizer, context + continuation) + after
-        masked = len(before) + len(_as_data(tokenizer, context)) + len(after) if context else 0
+        ids = before + _as_data(tokenizer, context + continuation, spans) + after
+        masked = len(before) + len(_as_data(tokenizer, context, _clip(spans, 0, len(context)))) + len(after)
+        masked = masked if context else 0
         if len(ids) > max_context:
             raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
         if sum(1 for i in ids if i != pad) <= masked:

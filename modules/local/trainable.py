@@ -597,22 +597,31 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         return tuned.prompt(self.prompter).start()
 
     def score(
-        self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 8, compat: str | None = None
+        self,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int = 8,
+        compat: str | None = None,
+        user_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
     ) -> list[float]:
         """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
 
         ``compat="opencompass"`` gives OpenCompass's ``get_ppl`` number instead (the evaluation's compat
         mode asks for it): :func:`~modules.local.scoring.opencompass_ppl`. See :mod:`modules.local.scoring`;
-        generation and scoring take turns on the model.
+        generation and scoring take turns on the model. ``user_spans[i]`` says where pair *i*'s joined text
+        ``context + continuation`` is user text, as :meth:`prepare_text`'s *user_spans* (None: all of it).
         """
         from modules.local.scoring import continuation_nll, opencompass_ppl
 
         if compat not in (None, "opencompass"):
             raise ModuleConfigError(f"compat: expected None or 'opencompass', got {_shown(compat)}")
         score = continuation_nll if compat is None else opencompass_ppl
+        spans = None if user_spans is None else _pair_spans(user_spans, pairs)
         tokenizer = self._load_tokenizer()
         with self._backend.lock:
-            return score(self._weights(), tokenizer, pairs, max_context=self.max_context, batch_size=batch_size)
+            return score(
+                self._weights(), tokenizer, pairs, max_context=self.max_context, batch_size=batch_size, user_spans=spans
+            )
 
     def text_logprobs(self, texts: Sequence[str], *, top: int = 0) -> list[dict[str, Any]]:
         """Each text's token log-probabilities as OpenAI's ``echo`` + ``logprobs`` gives them (the server's
@@ -974,6 +983,19 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     """*exc*'s message on one line (transformers' span several), cut to *limit* characters."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _pair_spans(spans: object, pairs: Sequence[Any]) -> list[list[tuple[int, int]] | None]:
+    """``user_spans`` of :meth:`TrainableModule.score`: one entry (spans or None) per pair, each checked."""
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence) or len(spans) != len(pairs):
+        raise ModuleConfigError(
+            f"user_spans: expected one entry (spans or None) for each of the {len(pairs)} pairs, got {spans!r:.80}"
+        )
+    checked: list[list[tuple[int, int]] | None] = []
+    for pair, entry in zip(pairs, spans, strict=True):
+        joined = sum(len(part) for part in pair if isinstance(part, str))
+        checked.append(None if entry is None else _checked_spans(entry, joined))
+    return checked
 
 
 def _checked_spans(spans: object, length: int) -> list[tuple[int, int]]:
