@@ -13,7 +13,7 @@ py="${PYTHON:-python3}"
   "$py" -c "import torch, transformers, vllm; print('torch', torch.__version__, 'transformers', transformers.__version__, 'vllm', vllm.__version__, 'gpus', torch.cuda.device_count())"
 } 2>&1 | tee "$out/versions.txt"
 timeout "${TESTS_TIMEOUT:-240}" "$py" -m pytest -q -p no:cacheprovider -o timeout=200 \
-  tests/local/test_engine_vllm_gpu.py tests/local/test_engine_vllm.py 2>&1 | tee "$out/pytest.log"
+  tests/local/test_engine_vllm_gpu.py tests/local/test_engine_vllm.py tests/local/test_seeded_sampling_on_a_gpu.py 2>&1 | tee "$out/pytest.log"
 echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$out/pytest.log"
 timeout "${BENCH_TIMEOUT:-330}" "$py" benchmarks/bench_vllm.py --models "${MODELS:-tiny,small}" \
   --json "$out/bench_vllm.json" --logs /tmp 2>&1 | tee "$out/bench.log"

@@ -59,6 +59,7 @@ from modules.server.schema import ChatCompletionRequest, CompletionRequest
 from modules.server.scoring import is_scoring, score_response, scoring_problem
 from modules.server.sse import chat_events, text_events
 from modules.server.validation import (
+    check_tool_replies,
     describe_invalid,
     finish_reason,
     generation_options,
@@ -175,6 +176,7 @@ def create_app(
         check_model(body.model)
         refuse_unsupported(body, chat=True)
         messages = [message_dict(m, i) for i, m in enumerate(body.messages)]
+        check_tool_replies(messages)
         offer_tools = body.tools and body.tool_choice != "none"
         tools = [t.model_dump(exclude_none=True) for t in body.tools] if offer_tools and body.tools else None
         options = generation_options(body, chat=True)

@@ -79,7 +79,9 @@ class Sampling(_Open):
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: str | list[str] | None = None
-    seed: int | None = None
+    # OpenAI's range, a signed 64-bit int: past it a 400, never a seed folded onto another one. The
+    # bound is exclusive: FastAPI writes the schema's bounds as floats, and 2**63 - 1 is not one.
+    seed: int | None = Field(default=None, ge=-(1 << 63), lt=1 << 63)
     n: int | None = Field(default=None, ge=1)  # above 1: a 400 "not supported" (one choice per request)
     stream: StrictBool | None = False
     stream_options: StreamOptions | None = None

@@ -14,7 +14,14 @@ from modules.server.errors import HTTPError
 from modules.server.json_body import JSONProblem, check_nesting
 from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
 
-__all__ = ["describe_invalid", "finish_reason", "generation_options", "message_dict", "refuse_unsupported"]
+__all__ = [
+    "check_tool_replies",
+    "describe_invalid",
+    "finish_reason",
+    "generation_options",
+    "message_dict",
+    "refuse_unsupported",
+]
 
 
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
@@ -103,6 +110,46 @@ def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
     elif content is None:
         raise HTTPError(400, f"{where}: a {message.role} message needs content", param=f"{where}.content")
     return out
+
+
+def check_tool_replies(messages: Sequence[Mapping[str, Any]]) -> None:
+    """400 for a tool message that answers no tool call, as OpenAI answers it.
+
+    *messages* are :func:`message_dict`'s. A tool message needs a ``tool_call_id``,
+    and its run of tool messages must follow an assistant message with
+    ``tool_calls``, one of which that id names: a result the model never asked
+    for would be rendered as the answer to a call it did not make.
+    """
+    calls: dict[str, None] = {}  # the ids the current run of tool messages may answer (a dict: ordered, O(1) lookups)
+    asked = 0  # the index of the assistant message that made those calls
+    for i, message in enumerate(messages):
+        if message["role"] != "tool":
+            made = (message.get("tool_calls") or ()) if message["role"] == "assistant" else ()
+            calls = dict.fromkeys(c["id"] for c in made)
+            asked = i
+            continue
+        where = f"messages[{i}]"
+        call_id = message.get("tool_call_id")
+        if not call_id:
+            raise HTTPError(
+                400,
+                f"{where}: a tool message needs its tool_call_id, the id of the tool call it answers",
+                param=f"{where}.tool_call_id",
+            )
+        if not calls:
+            raise HTTPError(
+                400,
+                f"{where}: a tool message must answer a tool call of the assistant message before it "
+                "(an assistant message with tool_calls, then one tool message per call)",
+                param=f"{where}.role",
+            )
+        if call_id not in calls:
+            ids = ", ".join(repr(c[:100]) for c in list(calls)[:8])
+            raise HTTPError(
+                400,
+                f"{where}.tool_call_id: {call_id[:100]!r} names no tool call of messages[{asked}] (its ids: {ids})",
+                param=f"{where}.tool_call_id",
+            )
 
 
 _TOOL_CHOICES = ("auto", "none")

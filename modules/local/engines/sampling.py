@@ -5,16 +5,19 @@ without logits processors, so a greedy row picks the tokens it picks alone.
 A sampled row applies temperature, then top-k, then top-p (transformers'
 order and semantics), and draws from its own ``torch.Generator`` when the
 request has a ``seed``: a seeded request draws the same tokens whichever
-requests share its batch.
+requests share its batch (:func:`torch_seed` reads the seed).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from modules.local.request import GenerationOptions
 
-__all__ = ["choose_tokens", "generator_for", "next_tokens"]
+__all__ = ["choose_tokens", "generator_for", "next_tokens", "torch_seed"]
+
+_UINT64 = (1 << 64) - 1
 
 
 def generator_for(options: GenerationOptions) -> Any:
@@ -24,8 +27,22 @@ def generator_for(options: GenerationOptions) -> Any:
     import torch
 
     gen = torch.Generator()
-    gen.manual_seed(options.seed % (1 << 63))  # OpenAI allows any int; torch wants 64 bits
+    gen.manual_seed(torch_seed(options.seed))
     return gen
+
+
+def torch_seed(seed: int) -> int:
+    """The 64-bit seed a ``torch.Generator`` takes for a request's *seed* (any int).
+
+    A seed in OpenAI's range, a signed 64-bit int, is passed on as torch reads
+    it (a negative one as its two's complement), so it draws what it always
+    drew. A seed past that range (Python's ints have no width) is hashed into
+    64 bits, never folded: ``2**63`` does not draw as ``0``.
+    """
+    if -(1 << 63) <= seed < (1 << 63):
+        return seed & _UINT64
+    raw = seed.to_bytes(seed.bit_length() // 8 + 1, "little", signed=True)
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8, person=b"prompter-seed").digest(), "little")
 
 
 def next_tokens(logits: Any, rows: list[tuple[GenerationOptions, Any]]) -> list[int]:
@@ -72,4 +89,6 @@ def _sample(logits: Any, options: GenerationOptions, gen: Any) -> int:
         drop[-1] = False  # always keep the most likely token
         scores = scores.masked_fill(drop.scatter(0, order, drop), float("-inf"))
     probs = scores.softmax(dim=-1)
+    if gen is not None and probs.device != gen.device:  # a seed's generator is a CPU one: draw there (a GPU's
+        probs = probs.cpu()  # logits with a CPU generator raise), so a seed draws alike on every device
     return int(torch.multinomial(probs, 1, generator=gen).item())
