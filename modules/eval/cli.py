@@ -32,8 +32,9 @@ name itself (``from opencompass.openicl.icl_prompt_template import PromptTemplat
 name after ``import opencompass``), which ``type=`` accepts. Neither package is needed or imported."""
 
 
-class _OtherConfigFile(Exception):
-    """A config reads ``opencompass.configs...``: the statement (or dotted name) that does."""
+class _OtherConfigFile(BaseException):
+    """A config reads ``opencompass.configs...``: the statement (or dotted name) that does (a BaseException,
+    so that a config's own ``except Exception`` around the import cannot hide it)."""
 
 
 def _member(path: str) -> str:
@@ -102,6 +103,11 @@ def _run_py(file: Path) -> dict[str, Any]:
 
     def imports(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level == 0 and name.partition(".")[0] in UPSTREAM_PACKAGES:
+            if "*" in (fromlist or ()):  # the stand-ins have no list of names: a star would import none
+                raise ModuleConfigError(
+                    f"config {str(file)!r}: 'from {name} import *' imports no names here (the upstream package "
+                    "is not installed or needed); import each name the config uses: from ... import PromptTemplate"
+                )
             if "configs" in (*name.split("."), *(fromlist or ())):
                 statement = f"from {name} import {', '.join(fromlist)}" if fromlist else f"import {name}"
                 raise _OtherConfigFile(statement)
@@ -126,15 +132,17 @@ def _run_py(file: Path) -> dict[str, Any]:
             "(the names stand for themselves) and from what is installed; paste the blocks it imports "
             "from other config files into it"
         ) from None
-    return {k: _plain_or_as_is(v) for k, v in variables.items() if not k.startswith("__")}
-
-
-def _plain_or_as_is(value: Any) -> Any:
-    """:func:`_plain`, or ``value`` itself when it nests too deep to walk (its names still read as text)."""
-    try:
-        return _plain(value, {})
-    except RecursionError:
-        return value
+    config: dict[str, Any] = {}
+    for key, value in variables.items():
+        if key.startswith("__"):
+            continue
+        try:
+            config[key] = _plain(value, {})
+        except RecursionError:
+            raise ModuleConfigError(
+                f"config {str(file)!r}: {key!r} is nested too deep to read; flatten it"
+            ) from None
+    return config
 
 
 def add_parser(sub: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter) -> None:

@@ -24,6 +24,7 @@ is refused with :class:`~modules.errors.UnsafeTokenizationError`.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -237,12 +238,13 @@ def _encode_round(
     forged: set[int] = set()
     pos = 0
     cuts = [(spans[i][0], spans[i][1]) for i in sorted(hostile)] + [(len(text), len(text))]
+    ends = [end for _, end in spans]  # non-decreasing (the spans are in order and apart): searched by bisect
     for start, end in cuts:
         if pos < start:
             encoding = backend.encode(text[pos:start], add_special_tokens=False)
             for token, (a, b) in zip(encoding.ids, encoding.offsets, strict=True):
                 if token in control:
-                    forged |= _overlapping(spans, pos + a, pos + b)
+                    forged |= _overlapping(spans, ends, pos + a, pos + b)
             ids += encoding.ids
         if start < end:
             plain = _encode_plain(tokenizer, backend, text[start:end])
@@ -270,9 +272,21 @@ def _check_unicode(text: str) -> None:
         ) from None
 
 
-def _overlapping(spans: list[Span], a: int, b: int) -> set[int]:
-    # A control token of width zero (an lstrip token's offsets) still counts where it sits.
-    return {i for i, (start, end) in enumerate(spans) if start < max(b, a + 1) and a < end}
+def _overlapping(spans: list[Span], ends: list[int], a: int, b: int) -> set[int]:
+    """The spans (in order, apart; *ends* their ends) that the characters ``a .. b`` overlap.
+
+    Found from the first span ending after *a* (a binary search), so that a prompt of thousands of
+    spans, with a control token in each piece of markup between them, is not scanned whole per token.
+    A control token of width zero (an lstrip token's offsets) still counts where it sits.
+    """
+    hi = max(b, a + 1)
+    found = set()
+    i = bisect_right(ends, a)
+    while i < len(spans) and spans[i][0] < hi:
+        if a < spans[i][1]:
+            found.add(i)
+        i += 1
+    return found
 
 
 def _backend(tokenizer: Any) -> Any:

@@ -616,6 +616,11 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         if compat not in (None, "opencompass"):
             raise ModuleConfigError(f"compat: expected None or 'opencompass', got {_shown(compat)}")
         score = continuation_nll if compat is None else opencompass_ppl
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+            raise ModuleConfigError(f"pairs: expected a list of (context, continuation) pairs, got {pairs!r:.80}")
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ModuleConfigError(f"pairs[{i}]: expected a (context, continuation) pair, got {pair!r:.80}")
         spans = None if user_spans is None else _pair_spans(user_spans, pairs)
         tokenizer = self._load_tokenizer()
         with self._backend.lock:
