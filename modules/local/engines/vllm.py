@@ -43,7 +43,7 @@ from modules.errors import MissingExtraError, ModuleConfigError, ServerStoppedEr
 from modules.local.engines import EngineUnavailableError
 from modules.local.streaming import open_stream, stream_ids
 
-__all__ = ["RESERVED_OPTIONS", "VLLMEngine", "check_vllm", "check_vllm_options", "sampling_params_for"]
+__all__ = ["RESERVED_OPTIONS", "VLLMEngine", "check_vllm", "check_vllm_options", "sampling_params_for", "vllm_seed"]
 
 RESERVED_OPTIONS = {
     "model": "the model folder is TrainableModule's path",
@@ -85,6 +85,17 @@ def check_vllm(tensor_parallel_size: int = 1) -> None:
         )
 
 
+def vllm_seed(seed: int | None) -> int | None:
+    """*seed* as vLLM takes it: as given within a signed 64-bit int (OpenAI's range); a larger Python int
+    hashed into that range (:func:`~modules.local.engines.sampling.torch_seed`), so it neither fails
+    inside vLLM nor folds onto another seed."""
+    if seed is None or -(1 << 63) <= seed < (1 << 63):
+        return seed
+    from modules.local.engines.sampling import torch_seed
+
+    return torch_seed(seed) >> 1
+
+
 def sampling_params_for(job: Any, stop_ids: list[int], sampling_params: Any, output_kind: Any) -> Any:
     """vLLM ``SamplingParams`` for *job*'s options (classes passed in, so this runs without vLLM too)."""
     options = job.request.options
@@ -93,7 +104,7 @@ def sampling_params_for(job: Any, stop_ids: list[int], sampling_params: Any, out
         temperature=options.temperature,  # 0.0 is greedy in vLLM, as in prompter
         top_p=options.top_p,
         top_k=options.top_k or 0,  # 0: all tokens
-        seed=options.seed,
+        seed=vllm_seed(options.seed),
         stop_token_ids=list(stop_ids),
         detokenize=False,  # prompter decodes: one decoder, the same text for every engine
         skip_special_tokens=False,
