@@ -115,8 +115,8 @@ class Timeout:
             value = getattr(self, name)
             if value is None and name == "total":
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e7:
-                raise ModuleConfigError(f"Timeout.{name}: expected a positive number of seconds, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _LONGEST:
+                raise ModuleConfigError(f"Timeout.{name}: {_SECONDS}, got {value!r}{_no_deadline(value)}")
 
     @classmethod
     def of(cls, value: float | Timeout | None) -> Timeout:
@@ -125,6 +125,17 @@ class Timeout:
             return cls()
         if isinstance(value, Timeout):
             return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e7:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < _LONGEST:
             return cls(connect=min(5.0, float(value)), read=float(value), total=float(value))
-        raise ModuleConfigError(f"timeout: expected a positive number or a Timeout, got {value!r}")
+        raise ModuleConfigError(f"timeout: {_SECONDS} or a Timeout, got {value!r}{_no_deadline(value)}")
+
+
+#: Seconds a timeout must stay under (about 115 days): a socket timeout far beyond it overflows.
+_LONGEST = 1e7
+_SECONDS = f"expected a number of seconds above 0 and below {_LONGEST:.0f} (about 115 days)"
+
+
+def _no_deadline(value: object) -> str:
+    """The remedy for a timeout too large to set: a caller who meant "no limit" wants no deadline."""
+    too_long = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= _LONGEST
+    return "; for no overall deadline pass timeout=Timeout(total=None)" if too_long else ""

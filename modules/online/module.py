@@ -143,6 +143,11 @@ class ChatRequest:
     stream: bool = False
     scrubber: Scrubber | None = field(default=None, compare=False)  # the module's: masks the key in the repr
 
+    def __post_init__(self) -> None:
+        # A plain dict of its own, as the body is: the module's read-only headers cannot be deep-copied
+        # (copy.deepcopy, dataclasses.asdict), and pickling then fails on what holds the key, saying so.
+        object.__setattr__(self, "headers", dict(self.headers))
+
     def __repr__(self) -> str:  # a credential header the caller passed in headers= is never shown
         shown = (
             f"ChatRequest(url={self.url!r}, headers={masked_headers(self.headers)!r}, body={self.body!r}, "

@@ -337,9 +337,16 @@ class _LogMask(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self.scrubbers: weakref.WeakSet[Scrubber] = weakref.WeakSet()
+        self._lock = threading.Lock()  # a copy racing an add raised into the call that logged
+
+    def add(self, scrubber: Scrubber) -> None:
+        with self._lock:
+            self.scrubbers.add(scrubber)
 
     def _mask(self, text: str) -> str:
-        for scrubber in list(self.scrubbers):
+        with self._lock:
+            live = list(self.scrubbers)
+        for scrubber in live:
             text = scrubber.text(text)
         return text
 
@@ -385,7 +392,7 @@ def mask_library_logs(scrubber: Scrubber) -> None:
     global _installed
     if not scrubber:
         return
-    _log_mask.scrubbers.add(scrubber)
+    _log_mask.add(scrubber)
     with _install_lock:
         if not _installed:
             for name in _LOGGERS:
