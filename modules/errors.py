@@ -59,7 +59,23 @@ __all__ = [
 
 
 class ModuleError(Exception):
-    """Base class of every error a module raises."""
+    """Base class of every error a module raises.
+
+    Every one pickles and unpickles as itself, with its message and attributes
+    (``status_code``, ``partial_text``...), so an error raised in a worker process
+    reaches the parent as raised. Python's default rebuilds an error by calling
+    its class with ``args`` alone, which fails for the keyword-only fields here.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (type(self), self.args), self.__dict__ or None)
+
+
+def _rebuilt(cls: type[ModuleError], args: tuple[Any, ...]) -> ModuleError:
+    """*cls*'s error with *args*, without its ``__init__`` (pickle then restores its attributes)."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    return error
 
 
 class ModuleConfigError(ModuleError, ValueError):
