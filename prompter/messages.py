@@ -155,15 +155,16 @@ def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
             if not isinstance(raw, Mapping):
                 raise MessageError(f"{here}: expected a content part dict, got {_type_name(raw)}")
             kind = raw.get("type")
-            if kind == "text":
+            known = kind if isinstance(kind, str) else None  # compared only as a str: a numpy array's == is no bool
+            if known == "text":
                 text = raw.get("text")
                 if not isinstance(text, str):
                     raise MessageError(f"{here}: a text part needs a str 'text', got {_type_name(text)}")
                 parts.append(ContentPart("text", text))
-            elif kind == "input_audio":
+            elif known == "input_audio":
                 parts.append(_input_audio(raw, here))
-            elif isinstance(kind, str) and kind in _MEDIA_KEYS:
-                parts.append(_media_part(raw, kind, here))
+            elif known in _MEDIA_KEYS:
+                parts.append(_media_part(raw, known, here))
             else:
                 raise MessageError(
                     f"{here}: unsupported content part type {_shown(kind)}; use 'text', 'image_url', "
@@ -272,7 +273,9 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
                 f"{where}: a message needs a 'role' (one of system, user, assistant, tool) or a speaker 'name'"
             )
         raise MessageError(f"{where}: unknown role {_shown(role)}; expected one of system, user, assistant, tool")
-    raw_calls = raw.get("tool_calls") or ()
+    raw_calls = raw.get("tool_calls")
+    if raw_calls is None:  # never the value's own truth test: a numpy array's raises
+        raw_calls = ()
     if not isinstance(raw_calls, (list, tuple)):
         raise MessageError(f"{where}.tool_calls: expected a list, got {_type_name(raw_calls)}")
     if raw_calls and role != "assistant":

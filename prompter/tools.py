@@ -83,7 +83,8 @@ def _validate(tools: object, where: str) -> None:
         function = tool.get("function")
         if "type" not in tool and isinstance(function, Mapping):  # every API that takes the shape requires it
             raise ToolsError(f"{here}.type: missing; add \"type\": \"function\" beside \"function\"")
-        if tool.get("type") != "function" or not isinstance(function, Mapping):
+        kind = tool.get("type")  # compared only as a str: a numpy array's != is no bool, an object's may raise
+        if not (isinstance(kind, str) and kind == "function") or not isinstance(function, Mapping):
             raise ToolsError(
                 f"{here}: expected {{'type': 'function', 'function': {{'name': ..., ...}}}}, "
                 f"got keys {sorted(_shown(key) for key in tool)}"

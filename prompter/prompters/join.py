@@ -147,7 +147,8 @@ def _message(item: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 def _line(item: Mapping[str, Any], where: str) -> str:
     content = _written(_content(item, where), f"{where}.content")
-    speaker = item.get("name") or item.get("role")
+    # plain data before any truth test: the caller's value (a numpy array) never decides it
+    speaker = _plain(item.get("name"), f"{where}.name") or _plain(item.get("role"), f"{where}.role")
     return content if not speaker else f"{_written(speaker, where + '.name')}: {content}"
 
 

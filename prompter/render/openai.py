@@ -135,16 +135,27 @@ def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool
                 )
 
 
-def refuse_assistant_media(conv: Conversation, dialect: str) -> None:
+def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = False) -> None:
     """OpenAI's chat completions take only text (and ``refusal``) parts in an assistant message, and GLM's
     assistant ``content`` is a string: an image, audio or video part in an assistant turn is refused, naming
     where it is. (A *named* agent's turn with media never gets here: the ``"chat"`` strategy sends it
-    inside a user turn, see :mod:`prompter.render.strategies`.)"""
+    inside a user turn, see :mod:`prompter.render.strategies`.) With *system*, a system message's too:
+    OpenAI's system content parts are text only ("Image URLs are only allowed for messages with role
+    'user'")."""
     several = len(conv.current) > 1
     located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if type(m) is Message]
     located += [(f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current)]
     for where, message in located:
-        if message.role != "assistant" or isinstance(message.content, str):
+        if isinstance(message.content, str):
+            continue
+        if system and message.role == "system":
+            for k, part in enumerate(message.content):
+                if part.type != "text":
+                    raise UnsupportedContentError(
+                        f"{where}.content[{k}]: format={dialect!r} takes only text in a system message, not a "
+                        f"{part.type!r} part (the API refuses it there); give it in a user message"
+                    )
+        if message.role != "assistant":
             continue
         for k, part in enumerate(message.content):
             if part.type != "text":
@@ -160,9 +171,9 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
 
     Speakers' ``name``s are kept; images are ``image_url`` parts (a local file as a ``data:``
     URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused, and so is any
-    part but text in an assistant message (:func:`refuse_assistant_media`).
+    part but text in an assistant or system message (:func:`refuse_assistant_media`).
     """
-    refuse_assistant_media(conv, "openai")
+    refuse_assistant_media(conv, "openai", system=True)
     messages = openai_messages(conv, keep_null=True, signatures=True)
     refuse_other_media(messages, "openai")
     body: dict[str, Any] = {"messages": messages}

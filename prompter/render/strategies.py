@@ -284,6 +284,7 @@ def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str
             name = functions.get(message.tool_call_id or "") or message.name
             result = {"type": "tool_result", "id": message.tool_call_id, "name": name, "output": text}
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
+            media.extend(_media(message))  # a result's image (a screenshot) is sent too, never lost silently
             continue
         if isinstance(message.content, str):
             texts = [message.content]
@@ -298,19 +299,25 @@ def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str
         for call in message.tool_calls:
             use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
             lines.append(f"<tool_use>{json.dumps(use, ensure_ascii=False)}</tool_use>")
-        if not isinstance(message.content, str):
-            media.extend(part for part in message.content if part.type != "text")
+        media.extend(_media(message))
     return lines, media
+
+
+def _media(message: Message) -> list[ContentPart]:
+    """The image, audio and video parts of ``message``."""
+    return [] if isinstance(message.content, str) else [part for part in message.content if part.type != "text"]
 
 
 def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
     """The conversation as a system prompt and one user message of ``name: text`` lines."""
     messages = _messages(conv._replace(label=None))
-    first_system = ""
+    first_system, first_media = "", []
     if messages and messages[0].role == "system" and not conv.system_text:
-        first_system, messages = _text(messages[0].content), messages[1:]  # AgentScope: a leading system Msg
+        # AgentScope: a leading system Msg is the system prompt; its media go with the others, after the text
+        first_system, first_media, messages = _text(messages[0].content), _media(messages[0]), messages[1:]
     system = conv.system_text or first_system
     lines, media = _lines(messages, dialect, header)
+    media = first_media + media
     place = _SYSTEM_PLACE.get(dialect, "field")
     if dialect == "openai" and header == LEGACY_HEADER:
         # 0.0.x's one merged OpenAI-format body (LiteLLMChatWrapper) is a single user message that
