@@ -354,7 +354,11 @@ class PrompterBase:
                     f"input[{slot!r}]: a slot value must be str, int or float, got {type(value).__name__}"
                 )
         if missing:
-            raise MissingSlotError(f"input is missing slot(s): {', '.join(map(repr, missing))}")
+            example = ", ".join(f"{slot!r}: ..." for slot in missing)
+            raise MissingSlotError(
+                f"input is missing slot(s): {', '.join(map(repr, missing))}; give each a value in the input dict, "
+                f"e.g. {{{example}}}"
+            )
         for key in input:
             if type(key) is not str:
                 raise InputTypeError(f"input: keys must be str, got {type(key).__name__} key {shown(key)}")

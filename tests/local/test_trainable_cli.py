@@ -59,7 +59,10 @@ def test_a_mistake_on_the_command_line_is_one_line_and_exit_status_2(capsys: pyt
         main(["render", "About {topic}.", '{"top": "cats"}'])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert err == "prompter render: error: input is missing slot(s): 'topic'\n"
+    assert err == (
+        "prompter render: error: input is missing slot(s): 'topic'; give each a value in the input dict, "
+        "e.g. {'topic': ...}\n"
+    )
 
 
 @pytest.mark.parametrize("command", ["serve", "chat"])
