@@ -89,7 +89,8 @@ def render_with_spans(
     # a template that concatenates arguments (DeepSeek-R1) gets the caller's own text, not a parsed object
     takes_text = getattr(model_format, "takes_string_arguments", None)
     keep_text = bool(takes_text and takes_text(list(tools) if tools else None))
-    msgs = [normalize_message(m, parse_arguments=not keep_text) for m in messages]
+    keep_null = render is None and model_format is not None and hasattr(model_format, "render")
+    msgs = [normalize_message(m, parse_arguments=not keep_text, keep_null=keep_null) for m in messages]
     tool_list = [dict(t) for t in tools] if tools else None
     if nesting_depth([msgs, tool_list]) > MAX_DEPTH:  # before any template recurses into it
         raise UnsafeTokenizationError(
@@ -148,7 +149,9 @@ def inert_names(tokenizer: Any, control: frozenset[int] | None = None) -> Callab
     return inert
 
 
-def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) -> dict[str, Any]:
+def normalize_message(
+    message: Mapping[str, Any], parse_arguments: bool = True, keep_null: bool = False
+) -> dict[str, Any]:
     """A copy of an OpenAI message as chat templates expect it.
 
     Tool-call ``arguments`` given as a JSON string (OpenAI's wire form) become
@@ -168,7 +171,7 @@ def normalize_message(message: Mapping[str, Any], parse_arguments: bool = True) 
                     call["function"] = {**fn, "arguments": parsed}
             fixed.append(call)
         out["tool_calls"] = fixed
-        if out.get("content") is None:
+        if out.get("content") is None and not keep_null:  # a ModelFormat normalises it for its template
             out["content"] = ""
     return out
 

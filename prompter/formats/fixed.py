@@ -305,8 +305,8 @@ def render_full(
         return continue_final(rendered, msgs, field) if field else rendered
     compiled = compile_template(source)
     traits = _traits(fmt, source)
-    prepare = template_messages if neutral else prepare_messages
-    msgs = prepare(messages, multimodal="image" in source, string_arguments=traits.string_arguments)
+    calls = {"string_arguments": traits.string_arguments, "none_content": traits.none_content}
+    msgs = (template_messages if neutral else prepare_messages)(messages, multimodal="image" in source, **calls)
     tools_p = prepare_tools(tools)
     if tools_p and traits.tools != "variable":
         if traits.tools == "system-json":

@@ -242,7 +242,8 @@ class ModelFormat:
         ends the prompt right after the final message's text, with no generation prompt
         (a field's name, such as ``"reasoning_content"``, continues that field instead).
         """
-        if not kwargs and documents is None and not continue_final_message:
+        empty = isinstance(messages, (list, tuple)) and not messages  # refused below, as transformers does
+        if not kwargs and documents is None and not continue_final_message and not empty:
             if tools is None:
                 hot = HOT.get(id(self))
                 if hot is not None and hot[0] is self:  # the fast paths that rendered this format before

@@ -5,7 +5,8 @@ What a template sees is what ``transformers`` gives it (keys whose value is
 ``bos_token``/``eos_token`` and the caller's keyword arguments as variables),
 after three normalisations OpenAI-style callers need:
 
-* an assistant's ``content: None`` (a tool-call turn) becomes ``""``;
+* an assistant's ``content: None`` (a tool-call turn) becomes ``""`` (kept, and so is a missing one,
+  for a template that writes calls only then: DeepSeek-V3);
 * a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a
   template's ``| tojson`` does not encode it twice; except for a template that only
   takes them as a string (DeepSeek-R1 concatenates them): it gets the caller's own
@@ -132,13 +133,16 @@ def _validate(message: Mapping[str, Any], where: str) -> None:
     message_from_dict({**message, "content": ""}, where)
 
 
-def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool = False) -> list[dict[str, Any]]:
+def prepare_messages(
+    messages: Any, *, multimodal: bool, string_arguments: bool = False, none_content: bool = False
+) -> list[dict[str, Any]]:
     """Validate OpenAI-style ``messages`` and return a normalised plain-data copy.
 
-    ``string_arguments``: tool-call arguments reach the template as JSON text, not parsed.
+    Traits of the template: ``string_arguments`` (arguments as JSON text), ``none_content`` (calls keep None).
     """
-    if not isinstance(messages, (list, tuple)):
-        raise MessageError(f"messages: expected a list of message dicts, got {type(messages).__name__}")
+    if not isinstance(messages, (list, tuple)) or not messages:
+        got = "an empty list" if isinstance(messages, (list, tuple)) else type(messages).__name__
+        raise MessageError(f"messages: expected a list of message dicts, at least one (as transformers), got {got}")
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
@@ -164,13 +168,14 @@ def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool 
             raise MessageError(_too_deep(where)) from None
         content = msg.get("content")
         if content is None:
-            msg["content"] = ""
+            msg["content"] = None if none_content and role == "assistant" and message.get("tool_calls") else ""
         elif isinstance(content, list):
             if not multimodal:
                 msg["content"] = _text_parts(content, f"{where}.content")
         elif not isinstance(content, str):
             raise MessageError(
-                f"{where}.content: expected str, a list of content parts or None, got {type(content).__name__}"
+                f"{where}.content: expected str, a list of content parts or None, got {type(content).__name__}; "
+                "send the text the model reads (json.dumps(value) for a structured tool result)"
             )
         calls = msg.get("tool_calls")
         if calls is not None:
@@ -187,19 +192,21 @@ def prepare_messages(messages: Any, *, multimodal: bool, string_arguments: bool 
 
 
 def template_messages(
-    messages: Sequence[Message], *, multimodal: bool, string_arguments: bool = False
+    messages: Sequence[Message], *, multimodal: bool, string_arguments: bool = False, none_content: bool = False
 ) -> list[dict[str, Any]]:
     """Neutral messages, validated once upstream, as the template reads them (no second validation).
 
     The same dicts :func:`prepare_messages` makes from the messages' OpenAI form: a tool
     call's arguments as the parsed object (or its JSON text, ``string_arguments``), text
-    parts joined with ``"\\n"`` for a text-only template.
+    parts joined with ``"\\n"`` for a text-only template (``None`` content as given, ``none_content``).
     """
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         content = message.content
         msg: dict[str, Any] = {"role": message.role}
-        if isinstance(content, str):
+        if none_content and message.content_null and message.tool_calls:
+            msg["content"] = None
+        elif isinstance(content, str):
             msg["content"] = content
         elif multimodal:
             msg["content"] = [_part_dict(part) for part in content]

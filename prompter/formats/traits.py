@@ -16,6 +16,9 @@ variable); only the output tells.
   text: Mistral v0.3); the last two get the system text folded into the user turn.
 * ``string_arguments``: whether tool-call ``arguments`` must reach the template as a
   JSON string (DeepSeek-R1 concatenates them) rather than as the parsed object.
+* ``none_content``: whether the template writes an assistant's tool calls only when its
+  ``content`` is ``None`` (DeepSeek-V2.5 and V3 branch on ``content is none``, and write
+  no call for ``content: ""``): such a turn keeps its ``None`` rather than becoming ``""``.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Traits:
     documents: bool
     system: SystemMode
     string_arguments: bool
+    none_content: bool = False
 
 
 def _tool(name: str, description: str) -> dict[str, Any]:
@@ -116,7 +120,7 @@ def _learn(source: str, bos_token: str | None, eos_token: str | None) -> tuple[T
 
 def _probe_all(render: Render, names_tools: bool) -> Traits:
     tools = _tools(render, names_tools)
-    return Traits(tools, _documents(render), _system(render), _string_arguments(render))
+    return Traits(tools, _documents(render), _system(render), *_calls(render))
 
 
 def _shows(text: str | None, sentinel: str) -> bool:
@@ -160,18 +164,19 @@ def _system(render: Render) -> SystemMode:
     return "kept"
 
 
-def _string_arguments(render: Render) -> bool:
-    """True when a call's arguments render only as a JSON string (the object form raises or vanishes)."""
+def _calls(render: Render) -> tuple[bool, bool]:
+    """``(string_arguments, none_content)``: whether a call's arguments render only as a JSON string
+    (the object form raises or vanishes), and whether a call renders only when the assistant's
+    content is ``None`` (with ``""`` it vanishes); the content ``""`` is tried first."""
 
-    def conversation(arguments: Any) -> list[dict[str, Any]]:
+    def conversation(content: Any, arguments: Any) -> list[dict[str, Any]]:
         call = {"id": "call0", "type": "function", "function": {"name": "f", "arguments": arguments}}
-        return [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+        return [{"role": "user", "content": "q"}, {"role": "assistant", "content": content, "tool_calls": [call]}]
 
     as_object = {"x": _S[4]}
-    for add in (False, True):
-        if _shows(render(conversation(as_object), add), _S[4]):
-            return False
-    for add in (False, True):
-        if _shows(render(conversation(json.dumps(as_object, ensure_ascii=False)), add), _S[4]):
-            return True
-    return False
+    for content in ("", None):
+        for arguments in (as_object, json.dumps(as_object, ensure_ascii=False)):
+            for add in (False, True):
+                if _shows(render(conversation(content, arguments), add), _S[4]):
+                    return isinstance(arguments, str), content is None
+    return False, False

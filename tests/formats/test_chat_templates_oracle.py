@@ -7,8 +7,9 @@ For every template in ``prompter/formats/chat_templates/`` (the 40 of
 that carries the template; where transformers raises, we raise TemplateError.
 
 Where prompter deliberately differs from raw transformers (``content: None`` is
-``""``, string ``arguments`` are parsed, except for a template that only takes them
-as a string, a content list reaches a text-only template as joined text, tools are
+``""``, except that a tool-call turn's None or missing content is None for a template that
+writes the calls only then, string ``arguments`` are parsed, except for a template that only
+takes them as a string, a content list reaches a text-only template as joined text, tools are
 written into the system message for a template that ignores them, a system message
 is folded into the first user message for a template that rejects the system role or
 renders without it), transformers is given the equivalently
@@ -190,9 +191,19 @@ def tokenizer(family: str, single: bool = False) -> Any:
 def oracle(
     family: str, messages: Any, tools: Any, add: bool, kwargs: dict[str, Any], single: bool = False
 ) -> str:
-    return tokenizer(family, single).apply_chat_template(
-        messages, tools=tools, add_generation_prompt=add, tokenize=False, **kwargs
-    )
+    tok = tokenizer(family, single)
+    if any(v is None for m in messages for v in m.values()):
+        # apply_chat_template drops keys whose value is None: a template that branches on
+        # ``content is none`` (DeepSeek-V3's tool calls) is rendered by transformers' own renderer
+        # with the message as given, the template picked as apply_chat_template picks it
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        texts, _ = render_jinja_template(
+            conversations=[messages], tools=tools, chat_template=tok.get_chat_template(None, tools),
+            add_generation_prompt=add, **{**tok.special_tokens_map, **kwargs},
+        )
+        return texts[0]  # type: ignore[no-any-return]
+    return tok.apply_chat_template(messages, tools=tools, add_generation_prompt=add, tokenize=False, **kwargs)
 
 
 @cache
@@ -229,20 +240,28 @@ def drops_system(family: str) -> bool:
     return "SYSX" not in text and "hi" in text
 
 
+def _renders_call(family: str, content: Any, arguments: Any) -> bool:
+    call = {"role": "assistant", "content": content, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    ]}
+    try:
+        return "ARGX" in oracle(family, [u("q"), call], None, False, {})
+    except Exception:
+        return False
+
+
+@cache
+def calls_need_none(family: str) -> bool:
+    """Whether transformers renders a tool call only when the assistant's content is None (DeepSeek-V3)."""
+    args = ({"x": "ARGX"}, '{"x": "ARGX"}')
+    return not any(_renders_call(family, "", a) for a in args) and any(_renders_call(family, None, a) for a in args)
+
+
 @cache
 def takes_string_arguments(family: str) -> bool:
     """Whether transformers renders a tool call only when its arguments are a JSON string (DeepSeek-R1)."""
-
-    def renders(arguments: Any) -> bool:
-        call = {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
-        ]}
-        try:
-            return "ARGX" in oracle(family, [u("q"), call], None, False, {})
-        except Exception:
-            return False
-
-    return not renders({"x": "ARGX"}) and renders('{"x": "ARGX"}')
+    content = None if calls_need_none(family) else ""
+    return not _renders_call(family, content, {"x": "ARGX"}) and _renders_call(family, content, '{"x": "ARGX"}')
 
 
 def fold_system(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -287,8 +306,8 @@ def _tools_normalised(
     msgs = copy.deepcopy(messages)
     multimodal = "image" in source(family)
     for m in msgs:
-        if m.get("content") is None:  # None or missing
-            m["content"] = ""
+        if m.get("content") is None:  # None or missing: None kept where only None shows the calls
+            m["content"] = None if m.get("tool_calls") and calls_need_none(family) else ""
         if isinstance(m["content"], list) and not multimodal:
             m["content"] = "\n".join(p["text"] for p in m["content"])
         for call in m.get("tool_calls", []):
