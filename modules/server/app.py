@@ -71,7 +71,11 @@ __all__ = ["MAX_BODY_BYTES", "ServableModule", "ServerThread", "create_app"]
 
 
 class ServableModule(Protocol):
-    """What the server needs from a module (``TrainableModule`` provides it)."""
+    """What the server needs from a module (``TrainableModule`` provides it).
+
+    ``generate_stream`` may take a third argument, ``usage``: a dict it fills with the token counts
+    for ``stream_options.include_usage``; the server passes it only to a module whose method takes it.
+    """
 
     name: str
 
@@ -106,9 +110,7 @@ def create_app(
     for option, value, least in (("max_concurrency", max_concurrency, 1), ("max_body_bytes", max_body_bytes, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ModuleConfigError(f"{option}: expected an int >= {least}, got {value!r}")
-    if model_name is not None and (not isinstance(model_name, str) or not model_name):
-        raise ModuleConfigError(f"model_name: expected a non-empty str, got {model_name!r}")
-    state = ServerState(module=module, model_name=model_name or module.name, max_concurrency=max_concurrency)
+    state = ServerState(module=module, model_name=_served_name(module, model_name), max_concurrency=max_concurrency)
     app = FastAPI(title="prompter local model server", version="1", docs_url=None, redoc_url=None)
     app.router.route_class = ParsedOnceRoute  # the body's JSON is parsed once, strictly, by BodyLimit
     app.state.prompter = state
@@ -270,6 +272,17 @@ def create_app(
 
     mount_playground(app, module)
     return app
+
+
+def _served_name(module: Any, model_name: Any) -> str:
+    """The model id clients must send: *model_name*, else ``module.name``, as its exact text (a str
+    subclass's own ``__eq__`` would otherwise decide which ids the server answers)."""
+    name = module.name if model_name is None else model_name
+    if not issubclass(type(name), str) or not str.__len__(name):
+        what = "model_name" if model_name is not None else "the module's name"
+        got = "an empty str" if issubclass(type(name), str) else type(name).__name__
+        raise ModuleConfigError(f"{what}: expected a non-empty str, got {got}; pass model_name='the id clients send'")
+    return str.__str__(name)
 
 
 _ROUTES = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /health"

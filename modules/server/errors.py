@@ -56,7 +56,7 @@ def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPErr
     if isinstance(exc, HTTPError):
         return exc
     if isinstance(exc, ContextLengthError):
-        return HTTPError(400, str(exc), param=input_param, code="context_length_exceeded")
+        return HTTPError(400, _context_message(exc, input_param), param=input_param, code="context_length_exceeded")
     if isinstance(exc, ServerStoppedError):
         return HTTPError(503, str(exc), type="server_error", code="server_shutting_down")
     if isinstance(exc, (ModuleError, ValueError, TypeError, KeyError, LookupError)):
@@ -72,6 +72,23 @@ def from_exception(exc: BaseException, input_param: str = "messages") -> HTTPErr
         pass
     logger.error("request failed", exc_info=exc)
     return HTTPError(500, "internal server error", type="server_error")
+
+
+def _context_message(exc: ContextLengthError, input_param: str) -> str:
+    """A context overflow said in the request's own words: ``max_tokens`` and *input_param*, never the
+    Python API's ``max_new_tokens`` or ``trim="oldest"``, which no HTTP client can pass."""
+    prompt, new, context = exc.prompt_tokens, exc.max_new_tokens, exc.max_context
+    if not new:  # scoring: the prompt alone
+        return f"the prompt is {prompt} tokens, but the model's context is {context} tokens; shorten the {input_param}"
+    said = (
+        f"the prompt is {prompt} tokens and max_tokens is {new} ({prompt + new} in all), "
+        f"but the model's context is {context} tokens; "
+    )
+    if new >= context:
+        return said + f"max_tokens alone fills the context: send a max_tokens below {context}"
+    if prompt < context:
+        return said + f"shorten the {input_param} or lower max_tokens (at most {context - prompt} fit after it)"
+    return said + f"shorten the {input_param}"
 
 
 _LOCATED = re.compile(r"(messages\[\d+\](?:\.[A-Za-z_]\w*|\[\d+\])*): ")

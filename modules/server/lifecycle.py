@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from modules.errors import ModuleError
+from modules.errors import ModuleConfigError, ModuleError
 from modules.server import signals
 from modules.server.errors import HTTPError
 
@@ -63,6 +63,19 @@ class ServerState:
         self.executor.shutdown(wait=False)
 
 
+def _checked_address(host: object, port: object) -> tuple[str, int]:
+    """*host* (its exact text) and *port*, or a ModuleConfigError naming the one uvicorn could not listen on:
+    in its thread, a bad one is only "did not start", and ``True`` or ``1.5`` would listen on port 1."""
+    if not issubclass(type(host), str) or not str.strip(host):  # type: ignore[arg-type]
+        raise ModuleConfigError(
+            "host: expected the interface to listen on, a non-empty str ('127.0.0.1', or '0.0.0.0' for every "
+            f"interface), got {type(host).__name__ if not issubclass(type(host), str) else 'a blank str'}"
+        )
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise ModuleConfigError(f"port: expected an int from 0 to 65535 (0 picks a free port), got {port!r}")
+    return str.__str__(host), port
+
+
 class ServerThread:
     """uvicorn serving an app from a background thread, on 127.0.0.1 and a free port by default.
 
@@ -78,6 +91,11 @@ class ServerThread:
 
         from modules.server.protocol import EnvelopeH11Protocol
 
+        host, port = _checked_address(host, port)
+        if isinstance(graceful_timeout, bool) or not isinstance(graceful_timeout, int) or graceful_timeout < 0:
+            raise ModuleConfigError(
+                f"graceful_timeout: expected an int >= 0 (seconds a stop waits for streams), got {graceful_timeout!r}"
+            )
         self.app = app
         self.config = uvicorn.Config(
             app,
@@ -120,7 +138,7 @@ class ServerThread:
 
         SIGTERM does the same (see :mod:`modules.server.signals`) for servers started from the main thread.
         """
-        state: ServerState | None = getattr(self.app.state, "prompter", None)
+        state: ServerState | None = getattr(getattr(self.app, "state", None), "prompter", None)  # any ASGI app
         if state is not None:
             state.close()
             with state.lock:

@@ -7,6 +7,7 @@ failure mid-stream becomes a ``data: {"error": {...}}`` event, never a silent cu
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import threading
 import time
@@ -90,10 +91,11 @@ async def batches(
     stream = getattr(state.module, "stream_batches", None)
     source = stream(request, cancel, usage) if stream is not None else None
     if source is None:
+        generate_stream = state.module.generate_stream
         make: Callable[[], Iterator[StreamDelta]] = (
-            (lambda: state.module.generate_stream(request, cancel, usage))
-            if usage is not None
-            else (lambda: state.module.generate_stream(request, cancel))
+            (lambda: generate_stream(request, cancel, usage))
+            if usage is not None and _takes_usage(generate_stream)
+            else (lambda: generate_stream(request, cancel))
         )
         async for batch in deltas(state, make, cancel):
             yield batch
@@ -105,6 +107,19 @@ async def batches(
         cancel.set()
         await source.aclose()  # an async generator: its own finally stops the generation
         state.release(cancel)
+
+
+def _takes_usage(generate_stream: Callable[..., Any]) -> bool:
+    """Whether a module's ``generate_stream`` takes the optional third argument, the dict it fills with the
+    token counts: :class:`~modules.server.app.ServableModule` asks only for ``(request, cancel)``, and a
+    module without it streams as well (its usage chunk then has no counts, as its plain answer has)."""
+    try:
+        inspect.signature(generate_stream).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): pass the counts, as to any module
+        return True
+    return True
 
 
 def _chunk(rid: str, kind: str, created: int, model: str, choice: dict[str, Any], usage: bool) -> bytes:
@@ -127,15 +142,17 @@ async def chat_events(
 
     yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
+    calls_sent = 0  # a call's index counts over the whole answer: each delta may bring more completed calls
     try:
-        async for batch in batches(state, request, cancel, counts):
+        async for batch in batches(state, request, cancel, counts if usage else None):
             events: list[bytes] = []  # one write for the batch: each delta is still its own event
             cancelled = False
             for delta in batch:
                 if delta.text:
                     events.append(chunk({"content": delta.text}))
                 if delta.tool_calls:
-                    calls = [{"index": i, **dict(c)} for i, c in enumerate(delta.tool_calls)]
+                    calls = [{"index": calls_sent + i, **dict(c)} for i, c in enumerate(delta.tool_calls)]
+                    calls_sent += len(calls)
                     events.append(chunk({"tool_calls": calls}))
                 if delta.finish_reason == "cancelled":
                     cancelled = True

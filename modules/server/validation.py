@@ -113,19 +113,23 @@ def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
 
 
 def check_tool_replies(messages: Sequence[Mapping[str, Any]]) -> None:
-    """400 for a tool message that answers no tool call, as OpenAI answers it.
+    """400 for a tool call left unanswered or a tool message that answers no tool call, as OpenAI answers them.
 
-    *messages* are :func:`message_dict`'s. A tool message needs a ``tool_call_id``,
-    and its run of tool messages must follow an assistant message with
-    ``tool_calls``, one of which that id names: a result the model never asked
-    for would be rendered as the answer to a call it did not make.
+    *messages* are :func:`message_dict`'s. An assistant message with ``tool_calls``
+    must be followed by one tool message per call, each naming its call by
+    ``tool_call_id`` (in any order): a call without its result would be rendered
+    as a conversation the model never had, and a result the model never asked for
+    as the answer to a call it did not make. A tool message at fault is named
+    before a call left unanswered.
     """
-    calls: dict[str, None] = {}  # the ids the current run of tool messages may answer (a dict: ordered, O(1) lookups)
+    calls: dict[str, bool] = {}  # the ids the current run of tool messages may answer -> answered yet
     asked = 0  # the index of the assistant message that made those calls
+    unanswered: list[tuple[dict[str, bool], int]] = []  # checked once every tool message has been
     for i, message in enumerate(messages):
         if message["role"] != "tool":
+            unanswered.append((calls, asked))
             made = (message.get("tool_calls") or ()) if message["role"] == "assistant" else ()
-            calls = dict.fromkeys(c["id"] for c in made)
+            calls = dict.fromkeys((c["id"] for c in made), False)
             asked = i
             continue
         where = f"messages[{i}]"
@@ -150,6 +154,25 @@ def check_tool_replies(messages: Sequence[Mapping[str, Any]]) -> None:
                 f"{where}.tool_call_id: {call_id[:100]!r} names no tool call of messages[{asked}] (its ids: {ids})",
                 param=f"{where}.tool_call_id",
             )
+        calls[call_id] = True
+    unanswered.append((calls, asked))
+    for calls, asked in unanswered:
+        _check_answered(calls, asked)
+
+
+def _check_answered(calls: Mapping[str, bool], asked: int) -> None:
+    """400 unless every call of ``messages[asked]`` has had its tool message."""
+    missing = [c for c, answered in calls.items() if not answered]
+    if missing:
+        where = f"messages[{asked}].tool_calls"
+        ids = ", ".join(repr(c[:100]) for c in missing[:8]) + (", ..." if len(missing) > 8 else "")
+        raise HTTPError(
+            400,
+            f"{where}: an assistant message with tool_calls must be followed by one tool message per call; "
+            f"no tool message answers {ids} (add a tool message with that tool_call_id after it, "
+            "or drop the call)",
+            param=where,
+        )
 
 
 _TOOL_CHOICES = ("auto", "none")

@@ -188,7 +188,7 @@ def test_completion_errors_are_typed(client: openai.OpenAI, kwargs: dict[str, An
 def test_context_error_names_the_token_counts(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model="tiny", messages=USER, max_tokens=5000)
-    assert "max_new_tokens is 5000" in info.value.body["message"] and "2048 tokens" in info.value.body["message"]
+    assert "max_tokens is 5000" in info.value.body["message"] and "2048 tokens" in info.value.body["message"]
 
 
 def test_raw_http_errors_use_the_envelope(served_module: TrainableModule) -> None:  # noqa: F811

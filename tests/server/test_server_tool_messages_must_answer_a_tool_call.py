@@ -135,7 +135,6 @@ ANSWERED = [
         ],
         id="two-rounds",
     ),
-    pytest.param([USER, ASK, _tool("sunny", tool_call_id="call_paris")], id="one-of-two-answered"),
 ]
 
 
