@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
@@ -45,11 +45,16 @@ class ContentPart(_Open):
     text: str | None = None
 
 
+# OpenAI refuses an empty array where it takes one (``empty_array``: "expected an array with minimum
+# length 1"): leave the key out, or send null where it takes one. A string may still be empty.
+_Parts = Annotated[list[ContentPart], Field(min_length=1)]
+
+
 class Message(_Open):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = None
+    content: str | _Parts | None = None
     name: str | None = None
-    tool_calls: list[ToolCallIn] | None = None
+    tool_calls: list[ToolCallIn] | None = Field(default=None, min_length=1)
     tool_call_id: str | None = None
 
 
@@ -89,7 +94,7 @@ class Sampling(_Open):
 
 class ChatCompletionRequest(Sampling):
     messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
-    tools: list[Tool] | None = Field(default=None, max_length=MAX_TOOLS)
+    tools: list[Tool] | None = Field(default=None, min_length=1, max_length=MAX_TOOLS)
     tool_choice: Any = None
     max_completion_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
 
