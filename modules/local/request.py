@@ -40,8 +40,8 @@ def _number(value: Any, name: str, low: float, high: float | None) -> float:
 class GenerationOptions:
     """How to generate: greedy unless ``temperature`` > 0; ``stop`` adds stop strings.
 
-    A temperature below 0.001 is greedy decoding (dividing the logits by it
-    would overflow); ``top_p`` is in (0, 1]; ``seed`` makes sampling repeatable.
+    ``temperature`` is in [0, 2], as OpenAI's; below 0.001 it is greedy decoding (dividing the
+    logits by it would overflow); ``top_p`` is in (0, 1]; ``seed`` makes sampling repeatable.
     """
 
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
@@ -73,7 +73,8 @@ class GenerationOptions:
             raise ModuleConfigError(f"max_new_tokens: expected a positive int, got {max_new!r}")
         if not all(isinstance(s, str) and s for s in stops):
             raise ModuleConfigError("stop: expected a non-empty str or a list of them")
-        temperature = _number(known.pop("temperature", 0.0), "temperature", 0.0, None)
+        # OpenAI's range, as a call and the server check it: prepare() and prepare_text() take no wider one
+        temperature = _number(known.pop("temperature", 0.0), "temperature", 0.0, 2.0)
         if temperature < _MIN_TEMPERATURE:
             temperature = 0.0  # dividing logits by a vanishing temperature overflows: it means greedy
         top_p = _number(known.pop("top_p", 1.0), "top_p", 0.0, 1.0)

@@ -15,21 +15,10 @@ from typing import Any
 
 from modules.base import StreamDelta, ToolCall
 from modules.local.request import LocalRequest
-from modules.local.tool_calls import parse_tool_calls
+from modules.local.tool_calls import BARE_JSON_MARKERS, parse_tool_calls
 
-__all__ = [
-    "CancellingStream",
-    "DeltaCutter",
-    "IncrementalDecoder",
-    "StopMatcher",
-    "StopWatch",
-    "cut_at_stop",
-    "first_stop",
-    "open_stream",
-    "stop_token_streamer",
-    "stream_deltas",
-    "stream_ids",
-]
+__all__ = ["CancellingStream", "DeltaCutter", "IncrementalDecoder", "StopMatcher", "StopWatch", "cut_at_stop",
+           "first_stop", "open_stream", "stop_token_streamer", "stream_deltas", "stream_ids"]  # fmt: skip
 
 
 def first_stop(text: str, stops: Sequence[str]) -> int | None:
@@ -267,7 +256,8 @@ class DeltaCutter:
 
     Linear in the answer: stop strings and the tool-call marker are found by
     :class:`StopMatcher` over a bounded tail, and text held back is at most
-    the longest of them (until a tool-call marker, after which all is held).
+    the longest of them (until a tool-call marker, after which all is held; for Llama, whose
+    calls may also come as bare JSON, an answer that opens with ``{`` is held whole).
     Used by :func:`stream_deltas` (a thread's iterator) and by the server's event
     loop (:mod:`modules.local.stream_async`), so both stream alike.
     """
@@ -277,6 +267,8 @@ class DeltaCutter:
         self.hold = max([len(s) for s in stops] + [len(syntax[0]) if syntax else 1]) - 1
         self.stop_at = StopMatcher(stops)
         self.marker_at = StopMatcher((syntax[0],)) if syntax else None
+        self.bare = syntax is not None and syntax[0] in BARE_JSON_MARKERS  # a call may also come as bare JSON
+        self.leading = True  # nothing but whitespace received yet
         self.received: list[str] = []
         self.n_received = self.n_sent = 0
         self.pending = ""  # received but not sent, while not holding for tool calls: at most hold + one piece
@@ -291,6 +283,9 @@ class DeltaCutter:
         self.cut = cut = self.stop_at.feed(piece)
         if self.marker_at is not None and not self.held_for_tools and self.marker_at.feed(piece) is not None:
             self.held_for_tools = True
+        if self.leading and piece.strip():  # an answer that opens with "{" may be a bare JSON call (Llama): hold it
+            self.leading = False
+            self.held_for_tools = self.held_for_tools or (self.bare and piece.lstrip().startswith("{"))
         self.received.append(piece)
         self.n_received += len(piece)
         if self.held_for_tools:

@@ -2,7 +2,9 @@
 
 Models write their tool calls in the syntax their chat template taught them
 (Qwen/Hermes ``<tool_call>{json}</tool_call>``, Mistral ``[TOOL_CALLS] [...]``,
-Granite ``<|tool_call|>``, Llama 3.1 ``<|python_tag|>{json}``).
+Granite ``<|tool_call|>``, DeepSeek ``<｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜>``,
+Llama 3.1 ``<|python_tag|>{json}``; Llama 3.1 and 3.2 write a call to
+one of the caller's tools as a bare JSON object, the whole answer, as their template asks).
 :func:`tool_syntax_of` finds which one a model uses; :func:`parse_tool_calls`
 splits an answer into its text and :class:`~modules.base.ToolCall` values.
 """
@@ -10,13 +12,14 @@ splits an answer into its text and :class:`~modules.base.ToolCall` values.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from modules.base import ToolCall
 
-__all__ = ["json_prefix", "parse_tool_calls", "tool_syntax_of"]
+__all__ = ["BARE_JSON_MARKERS", "json_prefix", "parse_tool_calls", "tool_syntax_of"]
 
 # (start, end) markers of the tool-call syntaxes we parse; end None means "a JSON value follows".
 _TOOL_SYNTAXES: tuple[tuple[str, str | None], ...] = (
@@ -24,7 +27,26 @@ _TOOL_SYNTAXES: tuple[tuple[str, str | None], ...] = (
     ("[TOOL_CALLS]", None),  # Mistral v0.3, Nemo
     ("<|tool_call|>", None),  # Granite 3
     ("<|python_tag|>", None),  # Llama 3.1 (JSON form)
+    ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),  # DeepSeek V2.5, V3, R1
 )
+
+# DeepSeek's block holds its calls as its template writes them, each
+# ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>``;
+# a format that names those per-call markers is read by the whole block.
+_DEEPSEEK_CALL = re.compile(
+    r"\s*<｜tool▁call▁begin｜>(?P<type>[^<\n]*)<｜tool▁sep｜>(?P<name>[^\n]+)\n```(?:json)?\n(?P<arguments>.*?)\n```"
+    r"\s*(?:<｜tool▁call▁end｜>|\Z)",
+    re.DOTALL,
+)
+_BLOCKS = {"<｜tool▁call▁begin｜>": ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")}
+
+BARE_JSON_MARKERS = frozenset({"<|python_tag|>"})
+"""Markers of models that also write a tool call as a bare JSON object, the whole answer: Llama 3.1 and
+3.2's templates ask for ``{"name": function name, "parameters": ...}`` and write the history's calls
+so, keeping ``<|python_tag|>`` for the built-in tools (as vLLM's ``llama3_json`` parser reads them)."""
+
+# The instruction Llama 3.1 and 3.2's templates give with the caller's tools: calls come as bare JSON.
+_BARE_JSON_INSTRUCTION = 'Respond in the format {"name": function name, "parameters"'
 
 
 def parse_tool_calls(
@@ -47,7 +69,8 @@ def parse_tool_calls(
     """
     calls: list[ToolCall] = []
     if start not in text:
-        return text, calls
+        calls = _bare_calls(text) if start in BARE_JSON_MARKERS else []
+        return ("", calls) if calls else (text, calls)
     if end is None:
         head, _, tail = text.partition(start)
         parsed = json_prefix(tail.strip())
@@ -65,16 +88,58 @@ def parse_tool_calls(
             break
         j = text.find(end, i + len(start))
         body = text[i + len(start) : j if j >= 0 else len(text)]
-        call = _as_call(json_prefix(body.strip()))
-        if call is None:
+        found = _block_calls(body)
+        if not found:
             kept.append(text[pos : (j + len(end)) if j >= 0 else len(text)])
         else:
             kept.append(text[pos:i])
-            calls.append(call)
+            calls.extend(found)
         if j < 0:
             break
         pos = j + len(end)
     return "".join(kept).rstrip() if calls else text, calls
+
+
+def _block_calls(body: str) -> list[ToolCall]:
+    """The calls of one block between the markers: a JSON call, or DeepSeek's calls; none if it is neither."""
+    if "<｜tool▁sep｜>" not in body:
+        call = _as_call(json_prefix(body.strip()))
+        return [call] if call is not None else []
+    calls: list[ToolCall] = []
+    pos = 0
+    while pos < len(body.rstrip()):
+        match = _DEEPSEEK_CALL.match(body, pos)
+        if match is None or json_prefix(match["arguments"]) is None:  # not this syntax, or arguments not JSON
+            return []
+        name, arguments = match["name"].strip(), match["arguments"].strip()
+        call = _as_call({"name": name, "arguments": arguments})
+        if call is None or match.end() == pos:
+            return []
+        calls.append(call)
+        pos = match.end()
+    return calls
+
+
+def _bare_calls(text: str) -> list[ToolCall]:
+    """The calls *text* consists of (JSON call objects apart from whitespace and ``;``), else none."""
+    rest = text.strip()
+    if not rest.startswith("{"):
+        return []
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    while rest:
+        try:
+            value, n = decoder.raw_decode(rest)
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read: the answer is text
+            return []
+        call = _as_call(value)
+        if call is None:
+            return []
+        calls.append(call)
+        rest = rest[n:].strip()
+        if rest.startswith(";"):
+            rest = rest[1:].strip()
+    return calls
 
 
 def json_prefix(text: str) -> Any:
@@ -110,9 +175,13 @@ def tool_syntax_of(fmt: Any, tokenizer: Any, vocab: Mapping[str, int]) -> tuple[
     """The ``(start, end)`` tool-call markers of a model: its format's, else a known one its tokenizer uses."""
     start = getattr(fmt, "tool_call_start", None)
     if start:
-        return start, getattr(fmt, "tool_call_end", None) or None
+        return _BLOCKS.get(start) or (start, getattr(fmt, "tool_call_end", None) or None)
     template = getattr(tokenizer, "chat_template", None) or ""
+    if not isinstance(template, str):  # a dict of named templates: the tool-use one teaches the syntax
+        template = "\n".join(str(t) for t in dict(template).values())
     for s, e in _TOOL_SYNTAXES:
         if s in vocab or (s in template and (e is None or e in template)):
             return s, e
+    if _BARE_JSON_INSTRUCTION in template:  # a Llama 3.2 whose vocabulary lacks the tag: calls come bare
+        return "<|python_tag|>", None
     return None

@@ -342,7 +342,10 @@ def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
         raise TrainingExampleError(f"{key!r}: no user message before the answer")
     current = before[last_user]
     tail = before[last_user + 1 :]
-    current_input = current.get("content") if not tail else [dict(current), *map(dict, tail)]
+    # Text alone is the input as a call gives it; content parts (a list, OpenAI's multimodal form) or turns after
+    # it go as messages, as a call would give them (a list as the input is a list of messages, not of parts).
+    plain = not tail and isinstance(current.get("content"), str)
+    current_input = current.get("content") if plain else [dict(current), *map(dict, tail)]
     return current_input, [dict(m) for m in before[:last_user] if not _is_system(m)] or None
 
 
