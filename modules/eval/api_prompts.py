@@ -6,7 +6,11 @@ chat messages (system, user, assistant), where a local model's parser writes one
 An ``OnlineChatModule`` whose meta template has a ``round`` (or is the list form) is
 asked the same way here: its Gen job's ``origin_prompt`` is those turns, as in
 OpenCompass's predictions, and they go out as messages. Without a meta template an
-API model reads the one string, as upstream's does.
+API model reads the one string, as upstream's does. A local model configured as
+OpenCompass's ``HuggingFacewithChatTemplate`` is asked in turns too, as upstream asks it:
+its meta template (by default upstream's, where ``SYSTEM`` turns are ``HUMAN``; one whose
+roles all have an ``api_role``) writes the turns, and the model's own chat template writes
+them for it (``TrainableModule.prepare``).
 
 >>> from prompter.templates import MetaTemplate, PromptList
 >>> meta = MetaTemplate(round=[dict(role="HUMAN", api_role="HUMAN"), dict(role="BOT", api_role="BOT", generate=True)],
@@ -25,17 +29,39 @@ from modules.errors import ModuleConfigError
 from prompter.templates import MetaTemplate
 from prompter.templates.meta_template import Mode, api_to_messages
 
-__all__ = ["api_input", "api_prompt", "asks_in_turns"]
+__all__ = ["CHAT_TEMPLATE_META", "CHAT_TEMPLATE_TYPES", "api_input", "api_prompt", "asks_in_turns", "model_type"]
+
+CHAT_TEMPLATE_TYPES = frozenset({"HuggingFacewithChatTemplate"})
+"""OpenCompass's local model types that write a Gen prompt's turns with the model's chat template."""
+
+CHAT_TEMPLATE_META: dict[str, Any] = {
+    "round": [
+        {"role": "HUMAN", "api_role": "HUMAN"},
+        {"role": "SYSTEM", "api_role": "HUMAN"},  # as upstream: a SYSTEM turn is the user's
+        {"role": "BOT", "api_role": "BOT", "generate": True},
+    ]
+}
+"""The meta template OpenCompass's ``HuggingFacewithChatTemplate`` uses when its config gives none."""
+
+
+def model_type(module_type: object) -> str:
+    """The class name a model config's ``type`` gives (a class, or a name read by its last dotted part)."""
+    if isinstance(module_type, type):
+        return module_type.__name__
+    if isinstance(module_type, str):
+        return module_type.strip().rpartition(".")[2]
+    return ""
 
 
 def asks_in_turns(module_type: object, meta: MetaTemplate) -> bool:
-    """Whether a model of ``module_type`` (a model config's ``type``) with ``meta`` is asked in turns."""
-    if isinstance(module_type, type):
-        name = module_type.__name__
-    elif isinstance(module_type, str):
-        name = module_type.strip().rpartition(".")[2]
-    else:
-        return False
+    """Whether a model of ``module_type`` (a model config's ``type``) with ``meta`` is asked in turns.
+
+    A chat-template model whose meta template is written for text (roles without ``api_role``, which
+    upstream cannot parse) reads the text that meta template writes, as any local model does."""
+    name = model_type(module_type)
+    if name in CHAT_TEMPLATE_TYPES:
+        roles = [*meta.round, *meta.reserved_roles]
+        return bool(meta.messages) or (bool(roles) and all(role.api_role is not None for role in roles))
     return name == "OnlineChatModule" and bool(meta.round or meta.messages)
 
 

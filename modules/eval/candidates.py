@@ -1,13 +1,38 @@
 """A PPL candidate's text cut into the context and the continuation that is scored (see
-:class:`~modules.eval.inferencers.PPLInferencer`)."""
+:class:`~modules.eval.inferencers.PPLInferencer`), and a label as the predictions file holds it."""
 
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Hashable, Mapping
+from typing import Any
 
 from modules.errors import ModuleConfigError
+from prompter.templates import PromptTemplate
 
-__all__ = ["at_sep", "split_candidates"]
+__all__ = ["as_written", "at_sep", "marking_sep", "split_candidates"]
+
+
+def marking_sep(template: PromptTemplate) -> PromptTemplate:
+    """A copy of *template* whose own ``sep_token`` is a fresh marker, so that a candidate is split where the
+    template splits it, never where a value (data) spells the token; the marker is removed as the token is."""
+    sep, marker = template.sep_token or "", f"\ue000{secrets.token_hex(8)}\ue001"
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(sep, marker)
+        if isinstance(value, Mapping):
+            return {key: swap(item) for key, item in value.items()}
+        return [swap(item) for item in value] if isinstance(value, (list, tuple)) else value
+
+    return PromptTemplate(swap(template.template), template.ice_token, marker, missing=template.missing)
+
+
+def as_written(label: Hashable) -> Hashable:
+    """A label as the predictions file holds it: a JSON scalar as it is (an int label predicts an int, as in
+    OpenCompass's predictions, so it compares equal to its gold), anything else as its ``str()``."""
+    return label if label is None or type(label) in (str, int, float, bool) else str(label)
 
 
 def at_sep(text: str, sep: str, *, strict: bool = False) -> tuple[str, str]:

@@ -43,6 +43,11 @@ def load_samples(source: str | Path | Any, *, split: str | None = None) -> list[
         return _split(source, split or "test", type(source).__name__)
     if hasattr(source, "column_names") and hasattr(source, "__iter__"):  # a datasets.Dataset
         return [_sample(row, f"dataset[{i}]") for i, row in enumerate(source)]
+    if not isinstance(source, (str, Path)):
+        raise ModuleConfigError(
+            f"dataset: expected a .jsonl/.json/.csv path, a list of sample dicts or a datasets.Dataset, "
+            f"got {type(source).__name__}"
+        )
     path = Path(source)
     if not path.is_file():
         raise ModuleConfigError(f"dataset {str(path)!r}: no such file (give a .jsonl, .json or .csv file)")

@@ -22,6 +22,9 @@ any other is called with it. PPL needs a module with ``score(pairs)``
 (:meth:`modules.local.trainable.TrainableModule.score`, or
 :meth:`modules.online.module.OnlineChatModule.score` over a server's ``/completions``
 logprobs, :mod:`modules.online.scoring`).
+
+Why this file is long: the three inferencers share the job/answer contract and the PPL scoring rules
+(split, compat, normalizing_str, spans) that only make sense read together.
 """
 
 from __future__ import annotations
@@ -29,12 +32,12 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from modules.errors import ModuleConfigError
 from modules.eval.api_prompts import api_input, api_prompt
-from modules.eval.candidates import at_sep, split_candidates
+from modules.eval.candidates import as_written, at_sep, marking_sep, split_candidates
 from prompter.templates import MetaTemplate, PromptTemplate
 from prompter.templates.batch import render_label_prompts, render_prompts
 from prompter.templates.markup import parse_with_spans
@@ -214,6 +217,20 @@ class PPLInferencer:
         labels: Sequence[Hashable],
     ) -> dict[str, Any]:
         """Every label's candidate prompt of one sample, each split into context and continuation."""
+        return self._job(self._marked(prompts), index, entry, ice_ids, labels)
+
+    def _marked(self, prompts: Prompts) -> Prompts:
+        """Default mode: the candidates' template with its own sep_token told apart from data that spells it."""
+        template = prompts.prompt_template or prompts.ice_template
+        if template is None or template.sep_token is None or self.normalizing_str is not None or _compat(prompts):
+            return prompts  # compat and normalizing_str split at the first sep_token, data or not, as upstream
+        if prompts.prompt_template is not None:
+            return replace(prompts, prompt_template=marking_sep(template))
+        return replace(prompts, ice_template=marking_sep(template))  # its examples drop the marker as the token
+
+    def _job(
+        self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int], labels: Sequence[Hashable]
+    ) -> dict[str, Any]:
         r = prompts.retriever
         ice = r.generate_ice(ice_ids, prompts.ice_template)
         sep, keep = self._sep(prompts)
@@ -247,7 +264,7 @@ class PPLInferencer:
         job = {
             "index": index,
             "kind": "ppl",
-            "labels": [str(label) for label in labels],
+            "labels": [as_written(label) for label in labels],
             "origin_prompt": [c + t for c, t in pairs],
             "pairs": pairs,
             "gold": entry.get(r.output_column) if r.output_column else None,
@@ -268,14 +285,15 @@ class PPLInferencer:
         labels: Sequence[Hashable],
     ) -> list[dict[str, Any]]:
         """Every sample's :meth:`job`, each label's candidates rendered as a batch (the same text)."""
+        prompts = self._marked(prompts)
         sep, keep = self._sep(prompts)
         if prompts.markup:  # per sample: each candidate with the spans of its data
-            return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
+            return [self._job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
         try:
             by_label = self._by_label(prompts, tests, ice_ids, labels, keep)
         except Exception:  # noqa: BLE001 - label by label, the first error met may not be the per-sample one
             # the per-sample loop meets the samples in order and raises the error it raises
-            return [self.job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
+            return [self._job(prompts, i, e, d, labels) for i, (e, d) in enumerate(zip(tests, ice_ids, strict=True))]
         return [
             self._record(prompts, i, entry, labels, [_text(texts[i]) for texts in by_label], sep)
             for i, entry in enumerate(tests)
@@ -316,7 +334,7 @@ class PPLInferencer:
             losses = [a - b for a, b in zip(losses[: len(pairs)], losses[len(pairs) :], strict=True)]
         best = min(range(len(losses)), key=lambda i: (losses[i], i))
         record = {k: v for k, v in job.items() if k not in ("pairs", "norm_pairs", "score_as", "user_spans")}
-        record["label_losses"] = dict(zip(job["labels"], (round(x, 6) for x in losses), strict=True))
+        record["label_losses"] = dict(zip(map(str, job["labels"]), (round(x, 6) for x in losses), strict=True))
         record["prediction"] = job["labels"][best]
         return record
 

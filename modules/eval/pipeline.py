@@ -22,6 +22,7 @@ made (``infer_cfg``: ``ice_template``, ``prompt_template``, ``retriever``,
 from __future__ import annotations
 
 import difflib
+import inspect
 import random
 import re
 from collections.abc import Hashable, Mapping
@@ -30,12 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from modules.errors import ModuleConfigError
-from modules.eval.api_prompts import asks_in_turns
+from modules.eval.api_prompts import CHAT_TEMPLATE_META, CHAT_TEMPLATE_TYPES, asks_in_turns, model_type
 from modules.eval.datasets import has_splits, hf_splits, load_samples
 from modules.eval.inferencers import GenInferencer, MultiTurnGenInferencer, PPLInferencer, Prompts
+from prompter.templates import MMPromptTemplate, MultiTurnPromptTemplate, PromptTemplate
 from prompter.templates.compat import Compat, check_compat
 from prompter.templates.config import build, build_meta, type_name
-from prompter.templates.retrievers import ZeroRetriever
+from prompter.templates.retrievers import BaseRetriever, ZeroRetriever
 
 __all__ = ["INFERENCERS", "MODEL_KEYS", "Plan", "build_module", "plan"]
 
@@ -46,9 +48,13 @@ INFERENCERS: dict[str, Any] = {
 }
 """The inferencer names a config's ``inferencer=dict(type=...)`` may give."""
 
-MODEL_KEYS = frozenset({"type", "abbr", "meta_template", "max_out_len", "max_seq_len", "batch_size", "run_cfg"})
+MODEL_KEYS = frozenset({
+    "type", "abbr", "meta_template", "max_out_len", "max_seq_len", "batch_size", "run_cfg", "stop_words",
+    "pred_postprocessor",
+})  # fmt: skip
 """Model-config keys that describe the evaluation, not the module's constructor (``max_out_len`` is the
-default of an inferencer that sets none, as in OpenCompass)."""
+default of an inferencer that sets none, and ``stop_words`` are added to a generating inferencer's
+``stopping_criteria``, as in OpenCompass; ``pred_postprocessor`` is read by upstream's scoring, not here)."""
 
 
 @dataclass
@@ -91,6 +97,9 @@ def _reader(cfg: Any) -> dict[str, Any]:
         hints = [f"{c[0]!r} for {k!r}" for k in unknown if (c := difflib.get_close_matches(k, READER_KEYS, 1))]
         hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
         raise ModuleConfigError(f"reader_cfg: unknown key(s) {unknown}{hint}; a reader_cfg has {list(READER_KEYS)}")
+    output = reader.get("output_column")
+    if output is not None and not isinstance(output, str):
+        raise ModuleConfigError(f"reader_cfg['output_column']: expected a column name (a str), got {output!r:.60}")
     columns = reader.get("input_columns")
     if isinstance(columns, str):
         reader["input_columns"] = columns.split()  # OpenCompass's reader reads a string as space-separated names
@@ -195,6 +204,12 @@ def plan(
     if "path" not in dataset:
         raise ModuleConfigError("dataset: no 'path' (a .jsonl/.json/.csv file, or a list of samples)")
     reader = _reader(dataset.get("reader_cfg"))
+    if not isinstance(model, Mapping):
+        raise ModuleConfigError(
+            f"model: expected a dict config, dict(type='TrainableModule', path=...), got {type(model).__name__}"
+        )
+    if not isinstance(dataset.get("infer_cfg") or {}, Mapping):
+        raise ModuleConfigError("infer_cfg: expected a dict of prompt_template, retriever and inferencer blocks")
     infer = dict(dataset.get("infer_cfg") or {})
     if has_splits(dataset["path"]):
         zero_shot = _is_zero(infer.get("retriever", {"type": "ZeroRetriever"}))
@@ -214,13 +229,12 @@ def plan(
         hints = [f"{close[0]!r} for {key!r}" for key in unknown if (close := difflib.get_close_matches(key, known, 1))]
         hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
         raise ModuleConfigError(f"infer_cfg: unknown key(s) {unknown}{hint}; an infer_cfg has {list(known)}")
-    ice_t = build(infer["ice_template"], where="ice_template", compat=compat) if "ice_template" in infer else None
-    prompt_t = (
-        build(infer["prompt_template"], where="prompt_template", compat=compat) if "prompt_template" in infer else None
-    )
-    retriever = build(
-        infer.get("retriever", {"type": "ZeroRetriever"}),
-        where="retriever",
+    ice_t = _built(infer, "ice_template", TEMPLATES, compat=compat) if "ice_template" in infer else None
+    prompt_t = _built(infer, "prompt_template", TEMPLATES, compat=compat) if "prompt_template" in infer else None
+    retriever = _built(
+        {"retriever": {"type": "ZeroRetriever"}, **infer},
+        "retriever",
+        BaseRetriever,
         compat=compat,
         index=index,
         output_column=output_column,
@@ -231,11 +245,21 @@ def plan(
     if isinstance(inferencer_cfg, Mapping) and "max_out_len" not in inferencer_cfg and default_out is not None:
         # as OpenCompass's infer task: the model's max_out_len is the default of an inferencer that sets none
         inferencer_cfg = {**inferencer_cfg, "max_out_len": model["max_out_len"]}
-    inferencer = build(inferencer_cfg, INFERENCERS, where="inferencer")
-    meta = build_meta(model.get("meta_template"), compat=compat)
-    kind = model.get("type")
-    local = (isinstance(kind, type) or isinstance(kind, str) and kind.strip()) and type_name(kind) in LOCAL_TYPES
-    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=asks_in_turns(kind, meta), markup=bool(local))
+    stops = model.get("stop_words")
+    if stops and isinstance(inferencer_cfg, Mapping) and model_type(inferencer_cfg.get("type")) != "PPLInferencer":
+        # as OpenCompass's HuggingFace models: the model's stop_words stop every generation as well
+        given = inferencer_cfg.get("stopping_criteria") or []
+        if isinstance(stops, str) or not isinstance(stops, (list, tuple)):
+            raise ModuleConfigError(f"model['stop_words']: expected a list of strings, got {stops!r}")
+        if isinstance(given, (list, tuple)):  # anything else: the inferencer says what is wrong with it
+            inferencer_cfg = {**inferencer_cfg, "stopping_criteria": [*given, *(s for s in stops if s not in given)]}
+    inferencer = _built({"inferencer": inferencer_cfg}, "inferencer", tuple(INFERENCERS.values()), INFERENCERS)
+    kind = model_type(model.get("type"))
+    # as OpenCompass's HuggingFacewithChatTemplate: Gen turns written by the model's chat template (PPL: the text)
+    chat = kind in CHAT_TEMPLATE_TYPES and not isinstance(inferencer, PPLInferencer)
+    meta = build_meta(model.get("meta_template") or (CHAT_TEMPLATE_META if chat else None), compat=compat)
+    api = asks_in_turns(kind, meta) and (chat or kind not in CHAT_TEMPLATE_TYPES)
+    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=api, markup=kind in LOCAL_TYPES)
     if isinstance(inferencer, MultiTurnGenInferencer):
         inferencer.meta, inferencer.api = meta, prompts.api
     labels: list[Hashable] = []
@@ -248,6 +272,21 @@ def plan(
     return Plan(name, tests, prompts, inferencer, labels)
 
 
+TEMPLATES = (PromptTemplate, MultiTurnPromptTemplate, MMPromptTemplate)
+"""What an ``ice_template`` or ``prompt_template`` block builds."""
+
+
+def _built(infer: Mapping[str, Any], key: str, kinds: Any, registry: Any = None, **options: Any) -> Any:
+    """``infer[key]`` built, and checked to be what that key holds (a block is a ``dict(type=...)``)."""
+    value = build(infer[key], registry, where=key, **options)
+    if not isinstance(value, kinds):
+        raise ModuleConfigError(
+            f"infer_cfg[{key!r}]: expected a dict(type=...) config block, got {type(value).__name__} "
+            f"({value!r:.60}); write it as dict(type=..., ...)"
+        )
+    return value
+
+
 def _is_zero(retriever: Any) -> bool:
     """Whether a retriever (config) chooses no examples, so that no index set need be read."""
     if isinstance(retriever, Mapping):
@@ -258,7 +297,9 @@ def _is_zero(retriever: Any) -> bool:
     return isinstance(retriever, ZeroRetriever)
 
 
-LOCAL_TYPES = frozenset({"TrainableModule", "HuggingFace", "HuggingFaceCausalLM", "HuggingFacewithChatTemplate"})
+LOCAL_TYPES = frozenset(
+    {"TrainableModule", "HuggingFace", "HuggingFaceCausalLM", "HuggingFaceBaseModel", *CHAT_TEMPLATE_TYPES}
+)
 """Model config types that run a local model (a TrainableModule)."""
 
 
@@ -274,9 +315,28 @@ def build_module(model: Mapping[str, Any]) -> Any:
         path = kwargs.pop("path", None)
         if path is None:
             raise ModuleConfigError("model: a TrainableModule needs path, the model folder")
+        _check_module_options(TrainableModule, kwargs)
         return TrainableModule(path, **kwargs).start()
     if name == "OnlineChatModule":
         from modules.online.module import OnlineChatModule
 
+        _check_module_options(OnlineChatModule, kwargs)
         return OnlineChatModule(**kwargs)
     raise ModuleConfigError(f"model['type']: unknown module {name!r}; use 'TrainableModule' or 'OnlineChatModule'")
+
+
+def _check_module_options(cls: type, options: Mapping[str, Any]) -> None:
+    """A model-config key the module does not take (an OpenCompass model option such as ``model_kwargs``, or a
+    misspelling) is an error naming it, never a bare ``TypeError`` from the constructor."""
+    parameters = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    takes = [n for n, p in parameters.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    unknown = sorted(str(key) for key in options if key not in takes)
+    if unknown:
+        hints = [f"{c[0]!r} for {k!r}" for k in unknown if (c := difflib.get_close_matches(k, takes, 1))]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise ModuleConfigError(
+            f"model: {cls.__name__} takes no {unknown}{hint}; remove them from the model config "
+            f"(it takes {takes}, and {sorted(MODEL_KEYS)} describe the evaluation)"
+        )

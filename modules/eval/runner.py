@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from modules.errors import ModuleConfigError
-from modules.eval.pipeline import Plan, build_module, plan
+from modules.eval.api_prompts import model_type
+from modules.eval.pipeline import LOCAL_TYPES, Plan, build_module, plan
 from prompter.templates.compat import Compat
-from prompter.templates.config import type_name
 
 __all__ = ["Backend", "Progress", "RunStats", "config_parts", "read_done", "run_eval", "run_plan"]
 
@@ -178,6 +178,8 @@ def run_plan(
         from modules.eval.ray_backend import import_ray
 
         import_ray()  # a missing extra is said before anything is written
+    if not isinstance(output, (str, Path)):
+        raise ModuleConfigError(f"output: expected the predictions file's path (a str), got {output!r:.60}")
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     jobs = the_plan.jobs()
@@ -233,7 +235,7 @@ def _context(model: Mapping[str, Any]) -> Any:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     preload = ["modules.eval.runner"]
-    if isinstance(model.get("type"), (str, type)) and type_name(model["type"]) == "TrainableModule":
+    if model_type(model.get("type")) in LOCAL_TYPES:  # a local model: its heavy imports done once
         preload += ["torch", "transformers", "modules.local.trainable"]
     context.set_forkserver_preload(preload)
     return context
@@ -315,6 +317,8 @@ def run_eval(
     """
     dataset, model = config_parts(config)
     out = output or config.get("output") or f"{dataset.get('abbr', 'predictions')}.jsonl"
+    if not isinstance(out, (str, Path)):
+        raise ModuleConfigError(f"output: expected the predictions file's path (a str), got {out!r:.60}")
     the_plan = plan(
         dataset,
         model,

@@ -111,8 +111,9 @@ class MetaTemplate:
         type: object = None,  # noqa: A002 - the key of a pasted config block
     ) -> None:
         check_config_type(type, "MetaTemplate")
-        if isinstance(round, (str, Mapping)) or isinstance(reserved_roles, (str, Mapping)):
-            raise EvalTemplateError("round and reserved_roles: expected lists of dict(role=..., ...)")
+        for name, roles_given in (("round", round), ("reserved_roles", reserved_roles)):
+            if isinstance(roles_given, (str, Mapping)) or not isinstance(roles_given, Iterable):
+                raise EvalTemplateError(f"{name}: expected a list of dict(role=..., ...), got {roles_given!r:.60}")
         rounds = tuple(RoleSpec.from_config(r, f"round[{i}]") for i, r in enumerate(round))
         reserved = tuple(RoleSpec.from_config(r, f"reserved_roles[{i}]") for i, r in enumerate(reserved_roles))
         roles: dict[str, RoleSpec] = {}

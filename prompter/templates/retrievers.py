@@ -136,7 +136,8 @@ class BaseRetriever:
                 separator=self.ice_separator,
                 eos=self.ice_eos_token,
             )
-        dialogue = ice_template.kind == "dialogue"
+        # dialogue examples (a dialogue template, or one whose labels are dialogues) take no separators
+        dialogue = ice_template._is_dialogue_only()
         separator, eos = ("", "") if dialogue else (self.ice_separator, self.ice_eos_token)
         items = [ice_template.generate_ice_item(e, self._label(e, ice_template)) for e in examples]
         if items and isinstance(items[0], PromptList):
