@@ -165,6 +165,13 @@ def _tiny_model(args: argparse.Namespace) -> int:
             f"--seed: expected an int from -2**63 to 2**64 - 1 (torch's seed range), got {args.seed}"
         )
     check_target(Path(args.path), args.force)
+    try:  # a path no folder can be made at (under a file, a missing mount) is said before any progress line
+        Path(args.path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModuleConfigError(
+            f"cannot create the model folder {args.path!r} ({exc.strerror or exc}): give a new or empty folder "
+            "in a place you can write to"
+        ) from None
     t0 = time.perf_counter()
     progress(f"building a tiny {family} model in {args.path} (random weights; a few seconds) ...")
     _quiet()
@@ -265,7 +272,7 @@ def _prompt_args(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 def _render(args: argparse.Namespace) -> int:
     prompter, value, history = _prompt_args(args)
     out = prompter.generate_prompt(value, history=history, format=args.format, model_format=args.model_format)
-    print(out if isinstance(out, str) else json.dumps(out, indent=2, ensure_ascii=False))
+    _print(out if isinstance(out, str) else _json_text(out))
     return 0
 
 
@@ -281,11 +288,37 @@ def _view(args: argparse.Namespace) -> int:
     prompter, value, history = _prompt_args(args)
     text = prompter.generate_prompt(value, history=history, model_format=args.model_format)
     body = prompter.generate_prompt(value, history=history, format="openai", model_format=args.model_format)
-    print("== the string a local model reads ==")
-    print(text)
-    print("== the OpenAI body ==")
-    print(json.dumps(body, indent=2, ensure_ascii=False))
+    _print(f"== the string a local model reads ==\n{text}\n== the OpenAI body ==\n{_json_text(body)}")
     return 0
+
+
+def _json_text(body: Any) -> str:
+    """``body`` as indented JSON, its characters as they are where stdout can write them all; else (a lone
+    surrogate from a ``"\\ud800"`` escape, a terminal that is not UTF-8) with ``\\u`` escapes: the same JSON."""
+    text = json.dumps(body, indent=2, ensure_ascii=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(body, indent=2)
+    return text
+
+
+def _print(text: str) -> None:
+    """Print a result whole, or say in one line which character stdout cannot write (no traceback, and no
+    half-printed result: the text is encoded before anything is written)."""
+    try:
+        print(text)
+    except UnicodeEncodeError as exc:
+        char = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+        if "\ud800" <= char <= "\udfff":
+            raise ModuleConfigError(
+                f"character {exc.start} of the output is a lone surrogate (U+{ord(char):04X}), not Unicode text: "
+                "remove it from the input"
+            ) from None
+        raise ModuleConfigError(
+            f"stdout's encoding ({exc.encoding}) cannot write character {exc.start} of the output ({char!r}): "
+            "set PYTHONIOENCODING=utf-8, or use a UTF-8 terminal"
+        ) from None
 
 
 def _one_line(error: BaseException) -> str:
