@@ -315,15 +315,22 @@ def cached_tiny_model(family: str = DEFAULT_FAMILY, seed: int = 0, cache_dir: st
     a finished build is marked by ``.complete`` (holding :data:`BUILD`), so an interrupted one, or
     one an earlier build of prompter wrote, is redone.
     """
+    named = "cache_dir" if cache_dir else "PROMPTER_CACHE" if os.environ.get("PROMPTER_CACHE") else "the temp dir"
     base = Path(cache_dir or os.environ.get("PROMPTER_CACHE") or tempfile.gettempdir())
-    cache = _ensure(base / "prompter-tiny")
+    cache = _ensure(base / "prompter-tiny", named)
     family = family_spec(family).family  # one folder per family, whatever case it was named in
     target = cache / f"{family}-{seed}"
     if _complete(target):
         return target
     import shutil
 
-    staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=cache))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f"{family}-", dir=cache))
+    except OSError as exc:  # a cache folder we may not write to
+        raise ModuleConfigError(
+            f"cannot write to the tiny-model cache {str(cache)!r} ({named}): {exc.strerror or exc}; "
+            "point PROMPTER_CACHE (or cache_dir=) at a folder you can write to"
+        ) from None
     try:
         build_tiny_model(staging, family=family, seed=seed)
         (staging / ".complete").write_text(f"build {BUILD}\n", encoding="utf-8")
@@ -347,6 +354,13 @@ def _complete(folder: Path) -> bool:
         return False
 
 
-def _ensure(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+def _ensure(folder: Path, named: str) -> Path:
+    """*folder*, made if missing; a place no folder can be made is a typed error naming where it came from."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModuleConfigError(
+            f"cannot make the tiny-model cache {str(folder)!r} ({named}): {exc.strerror or exc}; "
+            "point PROMPTER_CACHE (or cache_dir=) at a folder you can write to"
+        ) from None
     return folder
