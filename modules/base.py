@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NoReturn, TypedDict, TypeVar, cast
@@ -214,6 +215,11 @@ class ChatStream:
     # the pieces read so far, joined when ``text`` is read: appending to one growing string
     # copies it again for every piece, which is quadratic in a long answer's piece count
     _pieces: list[str] = field(default_factory=list, repr=False)
+    # close() from another thread while a read runs (a UI's stop button): the read in flight cannot be
+    # closed under it (a running generator refuses), so the stream ends as that read returns
+    _state: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _reading: bool = field(default=False, repr=False, compare=False)
+    _closing: bool = field(default=False, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -230,6 +236,26 @@ class ChatStream:
         return self
 
     def __next__(self) -> str:
+        with self._state:
+            if self._closing:
+                raise StopIteration
+            self._reading = True
+        try:
+            return self._read()
+        except Exception:
+            with self._state:
+                closed = self._closing
+            if closed:  # the read failed because the caller closed the stream under it: the loop just ends
+                raise StopIteration from None
+            raise
+        finally:
+            with self._state:
+                self._reading = False
+                closing = self._closing
+            if closing:  # closed by another thread while this read ran: release the connection now
+                self._close_deltas()
+
+    def _read(self) -> str:
         while True:
             delta = next(self._deltas)  # StopIteration ends us too
             if delta.tool_calls:
@@ -248,7 +274,15 @@ class ChatStream:
         return {"role": "assistant", "content": self.text}
 
     def close(self) -> None:
-        """Stop the stream and release its connection (safe to call twice)."""
+        """Stop the stream and release its connection (safe to call twice, and from another thread: a read
+        running there then returns its piece, the connection is released and the next read ends the loop)."""
+        with self._state:
+            self._closing = True
+            if self._reading:
+                return  # the running read closes the stream as it ends
+        self._close_deltas()
+
+    def _close_deltas(self) -> None:
         close = getattr(self._deltas, "close", None)
         if close is not None:
             close()
