@@ -189,6 +189,11 @@ def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
         raise ModuleConfigError(f"--max-new-tokens: expected an int >= 1, got {max_new_tokens}")
     require_extra("local")
     folder = Path(path)
+    from modules.local.trainable import missing_folder
+
+    missing = missing_folder(path)
+    if missing is not None:  # a path with no folder there: said before any progress line, as one line
+        raise missing
     if folder.is_dir() and not (folder / "config.json").is_file():
         # said before any progress line, so the mistake stays the one line on stderr
         raise ModuleConfigError(f"{path!r} is not a model folder transformers can load: it has no config.json")

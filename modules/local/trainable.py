@@ -876,8 +876,7 @@ def _from_hf_cache(name: str) -> str:
     A *name* that reads as a path (``./m``, ``/m``, ``~/m``, ``a/b/c``, a Windows path; or, when it is not
     in the cache, one that exists as a file or whose parent folder exists) is refused as a folder that
     does not exist, with no download hint."""
-    plainly_a_path = name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name or ":" in name
-    if not name.strip() or plainly_a_path:
+    if not name.strip() or plainly_a_path(name):
         raise _no_folder(name)
     remedy = (
         f"{_NEVER}: download it first (`hf download {name}`; `huggingface-cli download` with an older "
@@ -902,9 +901,22 @@ def _from_hf_cache(name: str) -> str:
         raise ModuleConfigError(f"{name!r} is not a folder nor in the local Hugging Face cache; {remedy}") from exc
 
 
+def plainly_a_path(name: str) -> bool:
+    """Whether *name* reads as a file-system path, never as a Hugging Face model id (``ORG/NAME``)."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name or ":" in name
+
+
 _NEVER = (
     "TrainableModule loads local model folders and models already in the local Hugging Face cache, and never downloads"
 )
+
+
+def missing_folder(path: str) -> ModuleConfigError | None:
+    """The error ``TrainableModule(path)`` raises for a path with no folder there (one that reads as a path,
+    or names a file), found without loading anything; None when *path* may load (a folder, or a model id)."""
+    if Path(path).is_dir():
+        return None
+    return _no_folder(path) if not path.strip() or plainly_a_path(path) or Path(path).is_file() else None
 
 
 def _no_folder(path: str) -> ModuleConfigError:
