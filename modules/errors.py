@@ -273,6 +273,22 @@ class MissingExtraError(ModuleConfigError, ImportError):
 
 __all__ += ["MissingExtraError"]
 
+_EXTRA_OF_PACKAGE = {
+    "fastapi": "server", "starlette": "server", "uvicorn": "server", "h11": "server",
+    "requests": "online", "urllib3": "online",
+    "torch": "local", "transformers": "local", "tokenizers": "local", "safetensors": "local",
+}  # fmt: skip
+
+
+def missing_extra(exc: ModuleNotFoundError, what: str) -> BaseException:
+    """A :class:`MissingExtraError` naming the extra to install for *what*, when *exc* is one of an extra's
+    packages missing; else *exc* itself (a missing module that is no extra's is a bug, said as it is)."""
+    extra = _EXTRA_OF_PACKAGE.get((exc.name or "").partition(".")[0])
+    if extra is None:
+        return exc
+    return MissingExtraError(f"{what} needs the {extra!r} extra ({exc.name} is not installed): "
+                             f"pip install 'prompter-kit[{extra}]'")  # fmt: skip
+
 
 class CrossOriginRedirectError(APIStatusError):
     """The server answered with a redirect the module does not follow (another origin, a method

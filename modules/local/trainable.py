@@ -61,6 +61,7 @@ from modules.errors import (
     MissingExtraError,
     ModelNotStartedError,
     ModuleConfigError,
+    missing_extra,
 )
 from modules.local.batching import PREFIX_TOKENS, Batcher, ended_future, new_job
 from modules.local.engines import (
@@ -296,7 +297,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
             )
         app = None
         if serve:
-            from modules.server.app import create_app
+            try:
+                import uvicorn  # noqa: F401 - said now, before the model loads, not when the server starts
+
+                from modules.server.app import create_app
+            except ModuleNotFoundError as exc:  # fastapi or uvicorn: the 'server' extra
+                raise missing_extra(exc, "start(serve=True)") from None
 
             _check_address(host, port)
             _check_server_options(create_app, server_options)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any, TypeVar
 
+from modules.errors import missing_extra
 from modules.playground.page import page_html
 from modules.playground.render import Spans, TokenCounter, error_body, is_panic, render
 from modules.playground.state import DIALECTS, FIELDS, FieldError, read_state
@@ -46,10 +47,13 @@ _log = logging.getLogger("modules.playground")
 
 def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
     """The playground as a FastAPI app; ``count_tokens`` (text, content spans -> token count) adds token counts."""
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse, Response
-    from starlette.concurrency import run_in_threadpool
-    from starlette.exceptions import HTTPException
+    try:
+        from fastapi import FastAPI, Request
+        from fastapi.responses import JSONResponse, Response
+        from starlette.concurrency import run_in_threadpool
+        from starlette.exceptions import HTTPException
+    except ModuleNotFoundError as exc:  # the 'server' extra
+        raise missing_extra(exc, "create_playground_app()") from None
 
     app = FastAPI(title="prompter playground", docs_url=None, redoc_url=None, openapi_url=None)
 
