@@ -82,6 +82,19 @@ __all__ = [
     "cached_tiny_model",
 ]
 
+
+def _installed(package: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a module hidden as None, or one whose spec is unreadable
+        return False
+
+
+if not _installed("requests"):  # without the 'online' extra a star import takes the rest; the name itself
+    __all__.remove("OnlineChatModule")  # still says which extra to install (see __getattr__)
+
 _LAZY = {
     "OnlineChatModule": "modules.online.module",
     "TrainableModule": "modules.local.trainable",
