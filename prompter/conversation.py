@@ -34,6 +34,10 @@ class Conversation(NamedTuple):
     label: str | None = None
     """The expected answer (for training data), appended after the prompt."""
 
+    def where(self, i: int) -> str:
+        """Where the caller put current message *i*: ``input[i]``, or ``input`` when it gave one message."""
+        return f"input[{i}]" if len(self.current) > 1 else "input"
+
     @property
     def system_text(self) -> str:
         """The system message of chat APIs: system prompt and instruction, newline-joined."""

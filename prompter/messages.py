@@ -83,6 +83,11 @@ class Message(NamedTuple):
 Turn = tuple[str, str] | Message
 
 
+def a_part(kind: str) -> str:
+    """``"an image_url part"``, ``"a video_url part"``: a content part named in a sentence."""
+    return f"{'an' if kind.lstrip(chr(34) + chr(39))[:1].lower() in tuple('aeiou') else 'a'} {kind} part"
+
+
 def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> str:
     """The text of ``content``; image parts cannot be expressed as plain text."""
     if isinstance(content, str):
@@ -92,7 +97,7 @@ def text_of(content: str | tuple[ContentPart, ...], where: str = "content") -> s
             from prompter.errors import UnsupportedContentError
 
             raise UnsupportedContentError(
-                f"{where}: a {part.type} part cannot be rendered as plain text; "
+                f"{where}: {a_part(part.type)} cannot be rendered as plain text; "
                 "use format='openai' (or another API dialect) for multimodal messages"
             )
     return "\n".join(part.text for part in content)

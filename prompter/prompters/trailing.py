@@ -70,7 +70,7 @@ def render_trailing(
     start = len(conv.current) - count
     trailing = conv.current[start:]
     for i, message in enumerate(trailing, start):  # an error names the message where the caller put it
-        text_of(message.content, f"input[{i}].content")
+        text_of(message.content, f"{conv.where(i)}.content")
     before = render_layout(head, conv._replace(current=conv.current[:start], label=None), fmt)
     between = render_layout(_HISTORY, Conversation(history=trailing), fmt)
     return before + between + render_layout(tail, conv, fmt)

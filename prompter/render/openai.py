@@ -11,7 +11,7 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
-from prompter.messages import ContentPart, Message
+from prompter.messages import ContentPart, Message, a_part
 
 __all__ = [
     "message_dict",
@@ -130,7 +130,7 @@ def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool
                 audio = part["type"] == "audio_url"
                 what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if audio else "no video"
                 raise UnsupportedContentError(
-                    f"messages[{i}].content[{k}]: format={dialect!r} takes {what}, not a {part['type']} part; "
+                    f"messages[{i}].content[{k}]: format={dialect!r} takes {what}, not {a_part(part['type'])}; "
                     "use format='gemini' (or 'dashscope') for audio and video URLs"
                 )
 
@@ -152,8 +152,8 @@ def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = Fals
             for k, part in enumerate(message.content):
                 if part.type != "text":
                     raise UnsupportedContentError(
-                        f"{where}.content[{k}]: format={dialect!r} takes only text in a system message, not a "
-                        f"{part.type!r} part (the API refuses it there); give it in a user message"
+                        f"{where}.content[{k}]: format={dialect!r} takes only text in a system message, not "
+                        f"{a_part(repr(part.type))} (the API refuses it there); give it in a user message"
                     )
         if message.role != "assistant":
             continue
@@ -161,7 +161,7 @@ def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = Fals
             if part.type != "text":
                 raise UnsupportedContentError(
                     f"{where}.content[{k}]: format={dialect!r} takes only text in an assistant message, not "
-                    f"a {part.type!r} part (the API refuses it there); give it in a user message, or name the "
+                    f"{a_part(repr(part.type))} (the API refuses it there); give it in a user message, or name the "
                     "speaker (name=...) or pass strategy='multi_agent' to send the turn inside a user message"
                 )
 

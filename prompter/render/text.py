@@ -89,7 +89,7 @@ def _input_text(conv: Conversation, fmt: ModelFormat, start: int = 0) -> str:
     if not conv.current:
         return conv.input
     return "\n".join(
-        _message_text(m, fmt, f"input[{i}].content", bare_user=True)
+        _message_text(m, fmt, f"{conv.where(i)}.content", bare_user=True)
         for i, m in enumerate(conv.current)
         if i >= start
     )
@@ -115,7 +115,7 @@ def _lead(conv: Conversation) -> int:
 def _history_and_lead_text(conv: Conversation, fmt: ModelFormat) -> str:
     """The history, then the current turn's messages before its human turn in their own
     delimiters, where they stand (a layout with a ``{history}`` field)."""
-    lead = "".join(_message_text(m, fmt, f"input[{i}].content") for i, m in enumerate(conv.current[: _lead(conv)]))
+    lead = "".join(_message_text(m, fmt, f"{conv.where(i)}.content") for i, m in enumerate(conv.current[: _lead(conv)]))
     return _history_text(conv, fmt) + lead
 
 

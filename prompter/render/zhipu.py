@@ -21,6 +21,7 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
+from prompter.messages import a_part
 from prompter.render.openai import openai_messages, refuse_assistant_media, refuse_other_media
 
 __all__ = ["render_zhipu"]
@@ -32,7 +33,7 @@ def _text(parts: list[dict[str, Any]], where: str, role: str) -> str:
         if part["type"] != "text":
             raise UnsupportedContentError(
                 f"{where}.content[{k}]: format='zhipu' takes only text in a {role} message (its content is a "
-                f"string), not a {part['type']!r} part; give it in a user message"
+                f"string), not {a_part(repr(part['type']))}; give it in a user message"
             )
     return "\n".join(part["text"] for part in parts)
 
