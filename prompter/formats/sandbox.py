@@ -152,7 +152,7 @@ def _environment() -> Any:
 
         def __init__(*args: Any, **kwargs: Any) -> None:
             self, args = args[0], args[1:]
-            attrs = dict(*args, **kwargs)
+            attrs = TemplateDict()(*args, **kwargs)  # its keys' hashes sized first, as dict() does
             check_items(len(attrs), "builds a namespace")
             for name in attrs:
                 _Namespace._check_name(name)

@@ -143,7 +143,7 @@ def _dictsort(value: Any, *args: Any, **kwargs: Any) -> None:
 
 def _join(value: Any, d: Any = "", attribute: Any = None) -> list[Any]:
     items = bounded_list(value, "joins a sequence")
-    size = len(str(d)) * max(len(items) - 1, 0)
+    size = len(str(printable(d))) * max(len(items) - 1, 0)
     check_str(size, "joins text")
     for n, item in enumerate(items):
         if not n & 1023:
@@ -178,13 +178,19 @@ def _indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) ->
 
 def _wordwrap(s: Any, width: Any = 79, break_long_words: bool = True, wrapstring: Any = None, *a: Any) -> None:
     text = str(s)
-    extra = len(str(wrapstring)) if wrapstring is not None else 2
+    extra = len(str(printable(wrapstring))) if wrapstring is not None else 2
     check_str(len(text) + (len(text) + 1) * extra, "wraps text")
     if break_long_words and isinstance(width, int) and width > 0:  # cut a line at a time, the rest copied each time
         copies = sum(len(w) * (len(w) // width) // 2 for w in text.split() if len(w) > width)
         if copies > WRAP_COPIES:
             raise TemplateError(f"chat template wraps long words at width {width}: about {copies:,} characters "
                                 f"copied, over the cap of {WRAP_COPIES:,} (wrap wider, or break_long_words=false)")
+
+
+def _printed_arguments(value: Any, *args: Any, **kwargs: Any) -> None:
+    """A filter that calls ``str()`` on its arguments (``attr``'s name, ``urlize``'s target): each sized first."""
+    for arg in (*args, *kwargs.values()):
+        printable(arg)
 
 
 def _escape(value: Any) -> None:
@@ -277,6 +283,8 @@ _PREDICTORS: dict[str, Callable[..., Any]] = {
     "pprint": _pprint,
     "xmlattr": _xmlattr,
     "sum": _sum,
+    "attr": _printed_arguments,
+    "urlize": _printed_arguments,
 }
 
 
@@ -398,6 +406,17 @@ def _test(op: str) -> Callable[[Any, Any], Any]:
     return test
 
 
+def _printing_test(func: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A test that calls ``str()`` on its value (``lower``, ``upper``): the value sized first."""
+
+    @functools.wraps(func)
+    def test(value: Any) -> Any:
+        check_time()
+        return func(printable(value))
+
+    return test
+
+
 def install(filters: dict[str, Any], tests: dict[str, Any]) -> None:
     """Replace the environment's filter and test tables with their budgeted versions."""
     filters["tojson"] = tojson
@@ -405,3 +424,5 @@ def install(filters: dict[str, Any], tests: dict[str, Any]) -> None:
         filters[name] = _wrap(name, func, _PREDICTORS.get(name))
     for name, op in _TEST_OPS.items():
         tests[name] = _test(op)
+    for name in ("lower", "upper"):
+        tests[name] = _printing_test(tests[name])
