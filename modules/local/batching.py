@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from modules.errors import ModelNotStartedError, ServerStoppedError
+from modules.local.engines.admission import checked_request, vocabulary_size
 from modules.local.engines.kv_rows import Rows, RowState, plain_cache_ok
 from modules.local.engines.kv_slots import Slots
 from modules.local.engines.prefix_cache import MAX_TOKENS as PREFIX_TOKENS
@@ -189,7 +190,12 @@ class Batcher:
         return job.outcome
 
     def submit(self, job: Job) -> None:
-        """Queue *job* and return at once; ``job.done`` is set (and ``job.on_end`` called) when it ends."""
+        """Queue *job* and return at once; ``job.done`` is set (and ``job.on_end`` called) when it ends.
+
+        A request the loop cannot run (an id past the vocabulary, no ids, options of the wrong type)
+        raises :class:`~modules.errors.ModuleConfigError` here: in the loop it would fail its batch.
+        """
+        job.request = checked_request(job.request, vocabulary_size(self.module._backend.model))
         job.generator = generator_for(job.request.options)
         with self.cond:
             if self.closing:

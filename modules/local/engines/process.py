@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.errors import ModelNotStartedError, ModuleConfigError, ServerStoppedError
+from modules.local.engines.admission import checked_request
 from modules.local.engines.worker import EngineConfig
 from modules.local.streaming import open_stream, stream_ids
 
@@ -71,6 +72,7 @@ class ProcessEngine:
         self.conn: Any = None
         self.ready = False
         self.threads: int | None = None  # the PyTorch threads the process decodes on (it says so when ready)
+        self.vocabulary: int | None = None  # the token ids its model takes (it says so when ready)
         self.gone: ServerStoppedError | None = None  # set when the process died under us
         self.send_lock = threading.Lock()
         self.jobs: dict[int, Any] = {}
@@ -123,8 +125,16 @@ class ProcessEngine:
             raise ModuleConfigError(f"the engine process did not load {self.config.path!r} in {self.start_timeout}s")
         try:
             first = parent.recv()
-        except (EOFError, OSError):
-            first = ("failed", f"it exited with code {process.wait(5)}")
+        except (EOFError, OSError):  # it died loading (killed, out of memory, crashed): not the folder's fault
+            try:
+                code = process.wait(5)
+            except subprocess.TimeoutExpired:  # its end of the socket closed, the process lingers
+                code = None
+            self._discard()
+            raise ModuleConfigError(
+                f"the engine process exited with code {code} while loading {self.config.path!r}, before it was "
+                "ready (killed, or out of memory?); start() the module again"
+            ) from None
         if first[0] != "ready":
             self._discard()
             raise ModuleConfigError(
@@ -132,6 +142,7 @@ class ProcessEngine:
                 f"{first[1]} (in the engine process)"
             )
         self.threads = first[1] if len(first) > 1 else None  # the PyTorch threads it decodes on
+        self.vocabulary = first[2] if len(first) > 2 else None
         self.ready = True
         self.gone = None
         self.closing.clear()
@@ -192,12 +203,15 @@ class ProcessEngine:
 
     def submit(self, job: Any) -> None:
         """Send *job* to the engine process and return at once; when it ends, its outcome (or error) is set,
-        then ``job.done``, then ``job.on_end(job)`` is called in this engine's reader thread."""
+        then ``job.done``, then ``job.on_end(job)`` is called in this engine's reader thread.
+
+        A request the engine cannot run raises :class:`~modules.errors.ModuleConfigError` here, and
+        only builtins are sent (a caller's ``str`` subclass would not unpickle in the engine process)."""
+        request = checked_request(job.request, self.vocabulary)
         if not self.ready or self.closing.is_set() or self.cancel_all.is_set():
             raise self.gone or ServerStoppedError("the model was stopped before this request ran")
         jid = next(self.ids)
-        request = job.request
-        stops = tuple(job.watch.matcher.stops) if job.watch is not None else ()
+        stops = tuple(str.__str__(s) for s in job.watch.matcher.stops) if job.watch is not None else ()
         if job.streamer is not None:
             open_stream(job.streamer, request.input_ids)
         self.jobs[jid] = job
@@ -209,6 +223,9 @@ class ProcessEngine:
         except (OSError, ValueError):
             if self.jobs.pop(jid, None) is not None:
                 raise (self.gone or ServerStoppedError("the engine process is gone")) from None
+        except BaseException:  # it was not sent: nothing will end it
+            self.jobs.pop(jid, None)
+            raise
 
     def _send(self, message: tuple[Any, ...]) -> None:
         with self.send_lock:
@@ -310,6 +327,8 @@ def _error(kind: str, message: str) -> BaseException:
         return ServerStoppedError(message)
     if kind == "ModelNotStartedError":
         return ModelNotStartedError(message)
+    if kind == "ModuleConfigError":
+        return ModuleConfigError(message)
     return RuntimeError(f"the engine process failed on this request: {kind}: {message}")
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from modules.errors import MissingExtraError, ModuleConfigError, ServerStoppedError
 from modules.local.engines import EngineUnavailableError
+from modules.local.engines.admission import checked_request
 from modules.local.streaming import open_stream, stream_ids
 
 __all__ = ["RESERVED_OPTIONS", "VLLMEngine", "check_vllm", "check_vllm_options", "sampling_params_for", "vllm_seed"]
@@ -224,7 +225,11 @@ class VLLMEngine:
     # -- the Engine interface ----------------------------------------------------------------------
 
     def run(self, job: Any) -> tuple[list[int], str]:
-        """Generate for *job* in vLLM; block until it ends (its tokens stream to ``job.streamer`` meanwhile)."""
+        """Generate for *job* in vLLM; block until it ends (its tokens stream to ``job.streamer`` meanwhile).
+
+        A request of no ids or wrongly typed options raises :class:`~modules.errors.ModuleConfigError`
+        here (vLLM itself refuses an id past its vocabulary)."""
+        job.request = checked_request(job.request, None)
         if self._stopping.is_set() or self._loop.is_closed():
             raise ServerStoppedError("the model was stopped before this request ran")
         future = asyncio.run_coroutine_threadsafe(self._generate(job), self._loop)

@@ -18,7 +18,7 @@ when an application has its own ``modules``: a pickled class of ours would not l
 * parent to engine: the :class:`EngineConfig` as a dict first, then
   ``("run", jid, input_ids, options as a dict, stop_strings, streamed)``,
   ``("cancel", jid)``, ``("stop",)``;
-* engine to parent: ``("ready",)`` or ``("failed", message)`` once, then after each pass
+* engine to parent: ``("ready", torch threads, vocabulary size)`` or ``("failed", message)`` once, then after each pass
   of the loop that produced something, one ``("step", tokens, ends)``: ``tokens`` is
   ``[(jid, token), ...]`` (streamed jobs only), ``ends`` lists ``("done", jid, ids, finish)``
   and ``("error", jid, type name, message)`` (after the tokens: a job's last tokens come first).
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modules.local.engines import default_torch_threads
+from modules.local.engines.admission import vocabulary_size
 from modules.local.request import GenerationOptions, LocalRequest
 
 __all__ = ["ENGINE_PROCESS_SUPPORTED", "EngineConfig", "main", "run_engine"]
@@ -97,6 +98,15 @@ class _Outbox:
             try:
                 self.conn.send(message)
             except (OSError, ValueError):  # the parent is gone: the reading loop sees it and stops us
+                pass
+
+    def refuse(self, jid: int, exc: BaseException) -> None:
+        """End job *jid*, which never joined the loop, with *exc* (its own message: the loop's lists
+        belong to the loop's thread)."""
+        with self.lock:
+            try:
+                self.conn.send(("step", [], [("error", jid, type(exc).__name__, str(exc))]))
+            except (OSError, ValueError):
                 pass
 
 
@@ -197,7 +207,7 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
     # Everything loaded so far lives as long as the process: keep it out of the collector's full
     # passes, which otherwise stop every row for as long as they take to walk torch and transformers.
     gc.freeze()
-    conn.send(("ready", _threads()))
+    conn.send(("ready", _threads(), vocabulary_size(backend.model)))
     try:
         while True:
             try:
@@ -206,7 +216,10 @@ def _serve(conn: Any, config: EngineConfig, backend: _Backend) -> None:
                 break
             kind = message[0]
             if kind == "run":
-                session.run(*message[1:])
+                try:
+                    session.run(*message[1:])
+                except Exception as exc:  # noqa: BLE001 - that caller's error (the parent checked it already)
+                    session.outbox.refuse(message[1], exc)
             elif kind == "cancel":
                 session.cancel(message[1])
             elif kind == "stop":
