@@ -731,3 +731,11 @@ def family_fields(family: str) -> dict[str, Any]:
     """The ``ModelFormat`` fields of a registered family (its name as :func:`family_of` gives it),
     templates read from their files: plain data that ``ModelFormat.get`` builds the format from."""
     return dict(_fields(family))
+
+
+@cache
+def shipped_sources() -> frozenset[str]:
+    """The text of every chat template prompter ships: reviewed, the files of ``chat_templates/`` and the
+    ones written here. A source equal to one of them is ours, whatever format object carries it."""
+    files = (path.read_text(encoding="utf-8") for path in _TEMPLATES.glob("*.jinja"))
+    return frozenset([*files, HERMES_2_PRO_DEFAULT])

@@ -17,7 +17,16 @@ ASCII sentinels; templates that cut text at one of their own literals
 piece and each literal occurrence with its own sentinels.  Whatever cannot be
 traced (text sliced by index, reordered, partly kept) raises
 :class:`TemplateError`: no spans is better than wrong spans, since text outside
-the spans is trusted as markup.
+the spans is trusted as markup. For the same reason the markup outside the
+spans must stay the same when the user's characters change: a template that
+takes user text apart character by character drops the sentinels with the
+characters it drops, and would otherwise pass with the kept ones outside every
+span.
+
+Why this file is long: it is one technique (marking every user string, reading
+the sentinels back, checking the markup does not depend on user text) whose
+three steps share the private marker and reader; split, each part would reach
+into the others.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 from prompter.errors import TemplateError
+from prompter.formats.registry import shipped_sources
 
 __all__ = [
     "MAX_DEPTH",
@@ -126,11 +136,18 @@ def user_strings(value: Any) -> Iterator[str]:
 class _RequestMarker:
     """Marks every user string of a request with sentinels, leaving only inert names bare."""
 
-    def __init__(self, marks: tuple[str, str, str, str], literals: re.Pattern[str] | None, inert: Inert) -> None:
+    def __init__(
+        self,
+        marks: tuple[str, str, str, str],
+        literals: re.Pattern[str] | None,
+        inert: Inert,
+        swap: Mapping[str, str] | None = None,
+    ) -> None:
         self.op, self.cl, self.lop, self.lcl = marks
         self.literals = literals
         self.inert = inert
         self.names: set[str] = set()
+        self.swap = swap  # each visible character of marked text replaced (one to one), for the dependency check
 
     def text(self, value: str) -> str:
         if self.literals is None:
@@ -150,6 +167,8 @@ class _RequestMarker:
         if not core:
             return value
         start = value.index(core)
+        if self.swap is not None:
+            core = "".join(self.swap.get(c, c) for c in core)
         return value[:start] + self.op + core + self.cl + value[start + len(core) :]
 
     def bare(self, value: str, key: Any) -> bool:
@@ -307,6 +326,58 @@ def _sentinels(taken: Callable[[str], bool]) -> list[tuple[Marks, re.Pattern[str
             return fresh
 
 
+def _markup_is_its_own(
+    spans: Spans,
+    text: str,
+    request: list[Any],
+    marks: Marks,
+    finder: re.Pattern[str],
+    literals: re.Pattern[str] | None,
+    marker: _RequestMarker,
+    render: Callable[[list[Any], list[Any] | None], str],
+    everything: str,
+) -> bool:
+    """Whether the text outside *spans* stays the same when every marked user string's visible characters
+    are swapped for others (one to one; whitespace and the template's own literals kept).
+
+    Sentinels prove where user text lands only where the template prints it whole. A template that
+    takes user text apart character by character (``content|select(...)|join``, a loop keeping some
+    characters) drops the sentinels with the characters it drops, and the characters it keeps would
+    land outside every span, trusted as markup: they could spell a control token. Such markup changes
+    when the user's characters change; a template's own markup does not.
+    """
+    visible = sorted({c for s in user_strings(request) for c in s if not c.isspace()})
+    # stand-ins from plane 16's private use area, which no template or tokenizer gives a meaning; one that
+    # appears anywhere in the request (a rare request, checked in one search) is skipped
+    in_use = set(_PLANE_16.findall(everything))
+    free = (chr(code) for code in range(0x100000, 0x10FFFE) if chr(code) not in in_use)
+    swap = dict(zip(visible, free))
+    if len(swap) < len(visible):
+        return False  # more distinct characters than stand-ins: not established
+    swapped = _RequestMarker(marks, literals, marker.inert, swap)
+    swapped.names = marker.names
+    messages, tools = request
+    try:
+        again = render(swapped.walk(messages), swapped.walk(tools) if tools is not None else None)
+        clean, moved = _read_marked(again, marks, literals, finder)
+    except Exception:  # noqa: BLE001 - the template reacts to the characters themselves: not established
+        return False
+    return len(moved) == len(spans) and _outside(text, spans) == _outside(clean, moved)
+
+
+_PLANE_16 = re.compile("[\U00100000-\U0010FFFD]")
+
+
+def _outside(text: str, spans: Spans) -> list[str]:
+    """The pieces of *text* between *spans*."""
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return pieces
+
+
 MAX_DEPTH = 100
 """The deepest nesting of lists and dicts a request may have for its user text to be traced."""
 
@@ -337,6 +408,7 @@ def locate_user_text(
     source: str = "",
     *,
     inert: Inert = is_name,
+    recheck: bool = False,
 ) -> Spans:
     """The spans of *text* (``render(messages, tools)``) that hold user text.
 
@@ -348,7 +420,10 @@ def locate_user_text(
     where the template put user text, never a guess. Templates that escape
     private-use characters (``repr``, ASCII JSON) get ASCII sentinels; templates
     that cut user text at one of their literals (``split('</think>')``) get it
-    pre-cut. Raises :class:`TemplateError` when no attempt traces the text.
+    pre-cut. The markup outside the spans must not change when the user's
+    characters do (:func:`_markup_is_its_own`; *recheck* runs that check on
+    prompter's own reviewed templates too). Raises :class:`TemplateError` when
+    no attempt traces the text.
     """
     request = [list(messages), list(tools) if tools is not None else None]
     if nesting_depth(request) > MAX_DEPTH:
@@ -385,7 +460,17 @@ def locate_user_text(
             error = exc
             continue
         if clean == text:
-            return spans
+            # prompter's own templates are reviewed: none takes user text apart character by character
+            # (tests/formats/test_shipped_templates_never_build_markup_from_user_text.py checks each)
+            if (source in shipped_sources() and not recheck) or _markup_is_its_own(
+                spans, text, request, marks, finder, literals, marker, render, "\x00".join((source, text, joined))
+            ):
+                return spans
+            error = TemplateError(
+                "user text spans: the chat template builds its markup out of user text's characters "
+                "(it keeps or drops them one by one), so user text could spell a control token there"
+            )
+            continue
         error = TemplateError(
             "user text spans: the chat template transforms user text (compares, slices or reorders it) "
             "so that where it lands in the prompt cannot be established"
