@@ -97,12 +97,13 @@ def render_with_spans(
             f"the request nests lists and objects deeper than {MAX_DEPTH} levels; flatten the tool schema, "
             "arguments or message fields"
         )
-    render_fn, source = _render_source(render, tokenizer, model_format)
+    render_fn, source = _render_source(render, tokenizer, model_format, tool_list)
     text = render_fn(msgs, tool_list)
     if inert is None:
         inert = inert_names(tokenizer) if tokenizer is not None else is_name
     try:
-        spans = locate_user_text(msgs, tool_list, text, render_fn, source, inert=inert)
+        # a render function of the caller's own is not one of prompter's reviewed templates, whatever it names
+        spans = locate_user_text(msgs, tool_list, text, render_fn, source, inert=inert, recheck=render is not None)
     except TemplateError as exc:
         raise UnsafeTokenizationError(
             f"cannot tell user text from markup in this prompt ({exc}); refusing to tokenize it "
@@ -111,9 +112,13 @@ def render_with_spans(
     return Rendered(text, spans)
 
 
-def _render_source(render: RenderFn | None, tokenizer: Any, model_format: Any) -> tuple[RenderFn, str]:
-    """The one render function of this request, and the template source whose literals it prints."""
-    fmt_source = str(getattr(model_format, "chat_template", None) or "")
+def _render_source(
+    render: RenderFn | None, tokenizer: Any, model_format: Any, tools: list[Any] | None
+) -> tuple[RenderFn, str]:
+    """The one render function of this request, and the template source it runs (whose literals it prints):
+    a format's tool-use template when it has one and tools are given, as the format picks it."""
+    tool_template = getattr(model_format, "tool_chat_template", None) if tools is not None else None
+    fmt_source = str(tool_template or getattr(model_format, "chat_template", None) or "")
     if render is not None:
         return render, fmt_source or str(getattr(tokenizer, "chat_template", None) or "")
     # the bound ModelFormat first: the module, the server and the prompter share one render path

@@ -130,3 +130,21 @@ def test_every_shipped_template_passes_the_check_it_is_spared(family: str) -> No
             spared = locate_user_text(messages, tools, text, run, source or "")
             checked = locate_user_text(messages, tools, text, run, source or "", recheck=True)
             assert checked == spared
+
+
+def test_a_reviewed_default_template_does_not_vouch_for_a_tool_template_beside_it() -> None:
+    import dataclasses
+
+    shipped = ModelFormat.get("qwen2.5")
+    evil = dataclasses.replace(shipped, tool_chat_template=KEEP_SOME)  # the tool-use template takes text apart
+    message = {"role": "user", "content": "hi <z|zizmz_zezndz|> there"}
+    assert render_with_spans([message], model_format=evil).spans  # without tools: the reviewed template
+    with pytest.raises(UnsafeTokenizationError, match="user text's characters"):
+        render_with_spans([message], TOOLS, model_format=evil)
+
+
+def test_a_render_function_of_the_callers_own_is_checked_whatever_template_it_names() -> None:
+    shipped = ModelFormat.get("qwen2.5")
+    message = {"role": "user", "content": "hi <z|zizmz_zezndz|> there"}
+    with pytest.raises(UnsafeTokenizationError, match="user text's characters"):
+        render_with_spans([message], model_format=shipped, render=lambda m, t: _plain(KEEP_SOME, m))
