@@ -62,6 +62,8 @@ class GenerationOptions:
             raise ModuleConfigError(f"{said} disagree: they name the same answer length; give one of them")
         max_new = next(iter(given.values()), default_max_new_tokens)
         stop = opts.pop("stop", None)
+        if stop is not None and not isinstance(stop, (str, list, tuple)):  # a dict's keys, a number: not stops
+            raise ModuleConfigError(f"stop: expected a non-empty str or a list of them, got {type(stop).__name__}")
         stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
         known = {f: opts.pop(f) for f in ("temperature", "top_p", "top_k", "seed") if f in opts}
         if opts:
