@@ -37,13 +37,17 @@ def built_examples(data: Any, max_length: int | None, train_on_history: bool) ->
 
 
 def _as_examples(data: Any) -> list[Mapping[str, list[int]]] | None:
-    """Copies of *data* when it is a list of built examples (dicts with input_ids and labels), else None.
+    """Copies of *data* when it is a list (or tuple, or ``datasets.Dataset``) of built examples (dicts with
+    input_ids and labels), else None.
 
     Each is checked (a label list of another length would be padded, silently misaligned with
     its ids); a missing ``attention_mask`` is all ones, as ``training_example`` makes it.
     """
+    columns = getattr(data, "column_names", None) if type(data).__module__.split(".")[0] == "datasets" else None
+    if isinstance(columns, list) and {"input_ids", "labels"} <= set(columns):
+        data = list(data)  # a Dataset of built examples (Dataset.from_list(examples)) iterates over its rows
     if not (
-        isinstance(data, list)
+        isinstance(data, (list, tuple))
         and data
         and all(isinstance(e, Mapping) and "input_ids" in e and "labels" in e for e in data)
     ):

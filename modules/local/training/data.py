@@ -315,7 +315,7 @@ def split_record(
     if slots:
         return rest, history, tools, label  # the prompter says which keys it cannot place
     if set(rest) <= {"instruction", "input"} and rest:
-        return "\n\n".join(str(rest[k]) for k in ("instruction", "input") if rest.get(k)), history, tools, label
+        return _alpaca_input(rest), history, tools, label
     if len(rest) == 1:
         return next(iter(rest.values())), history, tools, label
     if not rest:
@@ -324,6 +324,26 @@ def split_record(
         f"cannot tell which of the keys {sorted(map(str, rest))} holds the input: name it one of "
         f"{', '.join(_INPUT_KEYS)} (other keys are then ignored as metadata), or remove the others"
     )
+
+
+def _alpaca_input(rest: Mapping[str, Any]) -> Any:
+    """Alpaca's input: ``instruction`` and ``input`` joined by a blank line, or the one given (None or "" is
+    none), taken as a call takes its input, so its type is checked there and a str subclass is its value."""
+    given = [k for k in ("instruction", "input") if rest.get(k) is not None and not _empty_str(rest[k])]
+    if len(given) < 2:
+        return rest[given[0]] if given else ""
+    for k in given:
+        value = rest[k]
+        if not isinstance(value, str) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TrainingExampleError(
+                f"{k!r}: expected text (a str) to join with the other Alpaca field, got {type(value).__name__}; "
+                f"write it as a string"
+            )
+    return "\n\n".join(str.__str__(v) if isinstance(v, str) else str(v) for v in (rest[k] for k in given))
+
+
+def _empty_str(value: Any) -> bool:
+    return isinstance(value, str) and not str.__str__(value)
 
 
 def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
@@ -358,4 +378,4 @@ def _last_answer(messages: list[Any], key: str) -> Any:
         raise TrainingExampleError(
             f"{key!r}: the last message must be the assistant's answer, as a str content or with tool_calls"
         )
-    return str(last["content"])
+    return str.__str__(last["content"])  # the text itself, not what a str subclass's __str__ makes of it
