@@ -3,13 +3,12 @@
 - **Request**: the prompter's ``format="anthropic"`` body (top-level ``system``,
   ``messages`` of ``user``/``assistant`` blocks, ``tools`` with
   ``input_schema``) plus ``model`` and ``max_tokens``, which the API requires:
-  :data:`DEFAULT_MAX_TOKENS` unless the call gives ``max_tokens`` (or
-  ``max_completion_tokens``); with a ``thinking`` budget of at least that, the
-  budget plus :data:`DEFAULT_MAX_TOKENS` (the API wants ``max_tokens`` above the budget).
-  ``stop`` becomes ``stop_sequences``; OpenAI's
-  ``tool_choice`` and ``parallel_tool_calls=False`` become Anthropic's
-  ``tool_choice`` object; ``temperature`` (at most 1), ``top_p``, ``top_k`` and
-  Anthropic's own fields (``thinking``, ``metadata``...) pass through as given.
+  :data:`DEFAULT_MAX_TOKENS` unless the call gives ``max_tokens`` (or ``max_completion_tokens``; both,
+  disagreeing: refused); with a ``thinking`` budget of at least that, the budget plus
+  :data:`DEFAULT_MAX_TOKENS` (the API wants ``max_tokens`` above the budget). ``stop`` becomes
+  ``stop_sequences`` (one of only whitespace is refused, as the API refuses it); OpenAI's ``tool_choice``
+  and ``parallel_tool_calls=False`` become Anthropic's ``tool_choice`` object; ``temperature`` (at most
+  1), ``top_p``, ``top_k`` and Anthropic's own fields (``thinking``, ``metadata``...) pass through as given.
   ``n``, ``seed``, ``presence_penalty``, ``frequency_penalty`` and OpenAI's other
   fields (``response_format``, ``user``, ``logprobs``...; ``metadata`` and
   ``service_tier`` are Anthropic's too) have no equivalent and raise
@@ -49,6 +48,7 @@ from modules.online.dialects import (
     named_function,
     openai_usage,
     refuse_options,
+    same_value,
     sse_decoder,
     tool_call,
 )
@@ -82,6 +82,7 @@ _UNSUPPORTED = {
     "frequency_penalty": "it has no penalties",
 }
 _WHERE = "an Anthropic stream event"
+_LIMITS = {"max_tokens": "max_tokens", "max_completion_tokens": "max_tokens"}  # either names the answer's length
 
 
 def finish_reason(stop_reason: str | None) -> str | None:
@@ -156,8 +157,10 @@ class AnthropicDialect:
         refuse_options(options, _UNSUPPORTED, "Anthropic")
         options = dict(options)
         options.pop("n", None)  # n=1 (anything else was refused above)
-        limit = options.pop("max_tokens", None) or options.pop("max_completion_tokens", None)
-        options.pop("max_completion_tokens", None)
+        limit: Any = None
+        for name in _LIMITS:
+            if name in options:
+                limit = same_value(options, name, {} if limit is None else {"max_tokens": limit}, "max_tokens", _LIMITS)
         stop = options.pop("stop", None)
         temperature = options.get("temperature")
         if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 1:
@@ -165,8 +168,13 @@ class AnthropicDialect:
         choice = _tool_choice(options.pop("tool_choice", None), options.pop("parallel_tool_calls", None))
         body: dict[str, Any] = {"model": options.pop("model", model), "max_tokens": limit or _default_limit(options)}
         body.update(prompt)
-        if stop is not None:
-            body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        if stop is not None:  # the API answers a stop sequence of only whitespace with a 400
+            body["stop_sequences"] = stops = [stop] if isinstance(stop, str) else list(stop)
+            if any(isinstance(given, str) and not given.strip() for given in stops):
+                raise ModuleConfigError(
+                    f"stop: Anthropic refuses a stop sequence of only whitespace, got {stop!r}; give one with a "
+                    "visible character (e.g. 'END'), or limit the answer with max_tokens"
+                )
         if choice is not None:
             body["tool_choice"] = choice
         body.update(options)
@@ -342,9 +350,10 @@ class AnthropicStreamState(Collected):
             if not isinstance(piece, str):
                 raise invalid("delta.partial_json", "a string", piece, _WHERE)
             block = self._blocks.get(index)
-            if block is None or block.kind != "tool_use":
+            if block is None:
                 raise invalid(f"content block {index}", "a tool_use block started before its input", None, _WHERE)
-            block.json.append(piece)
+            if block.kind == "tool_use":  # a server tool's input (server_tool_use...) is no call for the caller
+                block.json.append(piece)
         if kind in ("thinking_delta", "signature_delta"):
             name = "thinking" if kind == "thinking_delta" else "signature"
             piece = delta.get(name)

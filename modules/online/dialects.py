@@ -34,6 +34,7 @@ __all__ = [
     "new_call_id",
     "openai_usage",
     "refuse_options",
+    "same_value",
 ]
 
 #: The prompter formats a native dialect sends.
@@ -220,11 +221,28 @@ class Collected:
         return self.scrub(data) if self.may_hide(raw) else data
 
 
+def same_value(
+    options: dict[str, Any], option: str, taken: Mapping[str, Any], key: str, names: Mapping[str, str]
+) -> Any:
+    """Pop ``option`` for ``key``; another option already taken for the same key (``max_tokens`` and
+    ``max_completion_tokens``) with a different value is a :class:`ModuleConfigError`: neither wins silently."""
+    value = options.pop(option)
+    if key in taken and taken[key] != value:
+        said = " and ".join(repr(o) for o, k in names.items() if k == key)
+        raise ModuleConfigError(
+            f"generation options {said} disagree ({taken[key]!r} and {value!r}): both set {key}; give one of them"
+        )
+    return value
+
+
 def nested_options(options: dict[str, Any], names: Mapping[str, str], stop_key: str, field: str) -> dict[str, Any]:
     """Move the common options a protocol keeps in one nested object (Gemini's ``generationConfig``,
     Ollama's ``options``) out of ``options`` into that object, under the protocol's names; a caller's
     own ``field=`` mapping is merged under them. ``options`` keeps what goes to the top level."""
-    nested = {key: options.pop(option) for option, key in names.items() if option in options}
+    nested: dict[str, Any] = {}
+    for option, key in names.items():
+        if option in options:
+            nested[key] = same_value(options, option, nested, key, names)
     stop = options.pop("stop", None)
     if stop is not None:
         nested[stop_key] = [stop] if isinstance(stop, str) else list(stop)

@@ -10,7 +10,8 @@
   ``functionCallingConfig``; any other option (``safetySettings``, ``toolConfig``...)
   goes to the top level as given. OpenAI's other fields (``response_format``,
   ``logprobs``, ``user``...) raise :class:`~modules.errors.ModuleConfigError` naming
-  Gemini's own. ``model=`` picks the model in the URL (``tunedModels/...`` a tuned model's).
+  Gemini's own; so does ``labels`` (Vertex AI's, which the Gemini API answers with a 400).
+  ``model=`` picks the model in the URL (``tunedModels/...`` a tuned model's).
 - **Headers**: the key in ``x-goog-api-key`` (never in the URL).
 - **Answer**: the first candidate's ``text`` parts are joined (``thought``
   parts left out); ``functionCall`` parts become OpenAI tool calls, with the
@@ -75,7 +76,8 @@ _UNSUPPORTED = {
     "logprobs": "pass generationConfig={'responseLogprobs': True, 'logprobs': ...}",
     "top_logprobs": "pass generationConfig={'responseLogprobs': True, 'logprobs': ...}",
     "reasoning_effort": "pass generationConfig={'thinkingConfig': {'thinkingBudget': ...}}",
-    "metadata": "pass labels={...}",
+    "metadata": "it has no metadata field (labels={...} is Vertex AI's only: the Gemini API refuses it)",
+    "labels": "labels are Vertex AI's only (google-genai refuses them for the Gemini API too); drop it",
 }
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 _WHERE = "a Gemini stream event"
@@ -207,10 +209,15 @@ class GeminiDialect:
         config = nested_options(options, _CONFIG, "stopSequences", "generationConfig")
         body: dict[str, Any] = {**prompt, **options}
         if calling is not None:
-            tool_config = body.get("toolConfig")
-            if isinstance(tool_config, Mapping) and "functionCallingConfig" in tool_config:
+            tool_config = body.get("toolConfig") or {}
+            if not isinstance(tool_config, Mapping):
+                raise ModuleConfigError(
+                    f"toolConfig: expected a mapping (Gemini's ToolConfig object), got {type(tool_config).__name__}; "
+                    "with tool_choice=..., pass toolConfig as a mapping or leave it out"
+                )
+            if "functionCallingConfig" in tool_config:
                 raise ModuleConfigError("tool_choice and toolConfig.functionCallingConfig: give one of them")
-            body["toolConfig"] = {**(tool_config if isinstance(tool_config, Mapping) else {}), **calling}
+            body["toolConfig"] = {**tool_config, **calling}
         if config:
             body["generationConfig"] = config
         url = f"{base_url}/v1beta/{_resource(name)}:generateContent"

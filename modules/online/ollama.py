@@ -14,7 +14,8 @@
 - **Answer**: ``message.content``; ``message.tool_calls`` (arguments as an
   object) become OpenAI tool calls, with fresh ``call_...`` ids when Ollama
   gives none; ``done_reason`` is the finish reason (``tool_calls`` when tools
-  were called); ``prompt_eval_count``/``eval_count`` become usage.
+  were called; Ollama's ``load``/``unload`` -> ``stop``, the raw answer keeping
+  them); ``prompt_eval_count``/``eval_count`` become usage.
 - **Stream**: one JSON object a line; text pieces in ``message.content``, the
   last object has ``done: true``; ``{"error": ...}`` is a
   :class:`~modules.errors.StreamError`.
@@ -159,9 +160,13 @@ def _calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
 
 
 def finish_reason(done_reason: str | None, called: bool) -> str | None:
+    """OpenAI's name for Ollama's ``done_reason``: ``length`` as is, ``stop`` (``tool_calls`` when tools were
+    called); any other (``load``, ``unload``...) ``stop``, the raw answer keeping Ollama's."""
+    if done_reason == "length":
+        return "length"
     if called and done_reason in (None, "stop"):
         return "tool_calls"
-    return done_reason
+    return None if done_reason is None else "stop"
 
 
 class OllamaDialect:

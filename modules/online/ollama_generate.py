@@ -10,8 +10,8 @@ Chosen with ``OnlineChatModule(source="ollama", format="ollama_generate")``.
   ``format``, ``keep_alive``, ``think``. ``raw=True`` with ``system``, ``template`` or
   ``context`` is refused before sending, as Ollama refuses it. No tools: ``/api/generate`` has
   none (the prompter refuses them, naming ``format="ollama"``).
-- **Answer**: the text in ``response``; ``done_reason`` is the finish reason; usage from
-  ``prompt_eval_count``/``eval_count``; ``context`` stays in the raw body.
+- **Answer**: the text in ``response``; ``done_reason`` is the finish reason (OpenAI's names, as
+  for ``/api/chat``); usage from ``prompt_eval_count``/``eval_count``; ``context`` stays in the raw body.
 - **Stream**: one JSON object a line, pieces in ``response``, the last with ``done: true``.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 from modules.base import Completion, StreamDelta
 from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import Collected, NativeFormat, Request, always, nested_options, refuse_options
-from modules.online.ollama import OPTION_NAMES, UNSUPPORTED, NDJSONDecoder, usage_of
+from modules.online.ollama import OPTION_NAMES, UNSUPPORTED, NDJSONDecoder, finish_reason, usage_of
 from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_object, shown
 from modules.online.sse import ServerSentEvent
 
@@ -77,7 +77,7 @@ class OllamaGenerateDialect:
         body = read_object(data, "the top level")
         return Completion(
             text=_text(body, "the answer"),
-            finish_reason=optional_str(body, "done_reason", "the top level"),
+            finish_reason=finish_reason(optional_str(body, "done_reason", "the top level"), False),
             usage=usage_of(body),
             raw=data,
         )
@@ -125,7 +125,7 @@ class GenerateStreamState(Collected):
             return StreamDelta(text=text) if text else None
         self.done = True
         self.usage = usage_of(body)
-        self.finish_reason = optional_str(body, "done_reason", "the top level", _WHERE) or "stop"
+        self.finish_reason = finish_reason(optional_str(body, "done_reason", "the top level", _WHERE), False) or "stop"
         return StreamDelta(text=text, finish_reason=self.finish_reason)
 
 

@@ -7,7 +7,8 @@ only at the top level; roles ``user``/``assistant``, consecutive messages of one
 one turn as the reference says (either may open: it states no rule on the first role); block types ``text`` (non-empty), ``image`` (base64 with a supported
 media type, or url), ``tool_use`` (assistant only), ``tool_result`` (user only,
 first in its message, answering each ``tool_use`` of the turn before);
-``temperature`` in [0, 1]; tools with a valid name and an object ``input_schema``.
+``temperature`` in [0, 1]; stop sequences with a non-whitespace character; tools with a valid name
+and an object ``input_schema``.
 
 Answers: a text message (``text``), or a ``tool_use`` of the first tool
 (``tool_input``) when tools are given and the last turn is not a tool result.
@@ -183,6 +184,8 @@ def validate(body: dict[str, Any]) -> None:
     stops = body.get("stop_sequences")
     if stops is not None and not (isinstance(stops, list) and all(isinstance(s, str) for s in stops)):
         raise bad("stop_sequences: Input should be a valid list of strings")
+    if stops and not all(s.strip() for s in stops):
+        raise bad("stop_sequences: each stop sequence must contain non-whitespace")
     for i, tool in enumerate(body.get("tools") or []):
         if not isinstance(tool, dict) or not _NAME.match(str(tool.get("name", ""))):
             raise bad(f"tools.{i}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
