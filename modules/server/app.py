@@ -107,6 +107,22 @@ def create_app(
         def render(self, content: Any) -> bytes:
             return json.dumps(content).encode("ascii")
 
+    class _AdmittedStream(StreamingResponse):
+        """A stream that gives its request's slot back however it ends: its events give it back when
+        they end, but a client that hangs up while the response start waits to be written (it stopped
+        reading) gets the response cancelled before its events ever ran."""
+
+        def __init__(self, events: Any, cancel: threading.Event) -> None:
+            super().__init__(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            self.cancel = cancel
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await super().__call__(scope, receive, send)
+            finally:
+                self.cancel.set()  # nobody reads what is left of it
+                state.release(self.cancel)
+
     for option, value, least in (("max_concurrency", max_concurrency, 1), ("max_body_bytes", max_body_bytes, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ModuleConfigError(f"{option}: expected an int >= {least}, got {value!r}")
@@ -191,8 +207,7 @@ def create_app(
         rid = "chatcmpl-" + uuid.uuid4().hex
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
-            events = chat_events(state, request, cancel, rid, usage)
-            return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            return _AdmittedStream(chat_events(state, request, cancel, rid, usage), cancel)
         done = await _generate(state, request, cancel, http)
         message: dict[str, Any] = {
             "role": "assistant",
@@ -241,11 +256,7 @@ def create_app(
         rid = "cmpl-" + uuid.uuid4().hex
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
-            return StreamingResponse(
-                text_events(state, request, cancel, rid, usage),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            return _AdmittedStream(text_events(state, request, cancel, rid, usage), cancel)
         done = await _generate(state, request, cancel, http)
         return {
             "id": rid,

@@ -53,9 +53,11 @@ class ServerState:
             return cancel
 
     def release(self, cancel: threading.Event) -> None:
+        """Give back the slot :meth:`admit` gave with *cancel*; again for the same one, nothing."""
         with self.lock:
-            self.in_flight -= 1
-            self.cancels.discard(cancel)
+            if cancel in self.cancels:
+                self.in_flight -= 1
+                self.cancels.discard(cancel)
 
     def close(self) -> None:
         with self.lock:

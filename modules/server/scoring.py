@@ -19,7 +19,8 @@ import time
 import uuid
 from typing import Any
 
-from modules.server.errors import HTTPError, from_exception
+from modules.server.body_limit import CLOSING_POLL_S
+from modules.server.errors import HTTPError, cancelled_error, from_exception
 
 __all__ = ["MAX_SCORED_PROMPTS", "is_scoring", "score_response", "scoring_problem"]
 
@@ -69,7 +70,18 @@ async def score_response(state: Any, body: Any) -> dict[str, Any]:
     cancel = state.admit()
     try:
         loop = asyncio.get_running_loop()
-        scored = await loop.run_in_executor(state.executor, functools.partial(score, texts, top=extra["logprobs"]))
+        scoring = loop.run_in_executor(state.executor, functools.partial(score, texts, top=extra["logprobs"]))
+        # stop() answers a request in flight 503 at once, as it does a generation: a scoring pass
+        # cannot be cut short, so the answer is not waited for once the server is stopping.
+        while not (await asyncio.wait({scoring}, timeout=CLOSING_POLL_S))[0]:
+            if cancel.is_set():
+                scoring.cancel()
+                raise cancelled_error(state)
+        scored = scoring.result()
+    except RuntimeError as exc:
+        if state.closing:  # the pool was shut down between admission and here
+            raise cancelled_error(state) from None
+        raise from_exception(exc, input_param="prompt") from None
     except BaseException as exc:
         raise from_exception(exc, input_param="prompt") from None
     finally:
