@@ -8,7 +8,9 @@
   (an ``options`` mapping given by the caller is merged in). ``format``,
   ``keep_alive``, ``think`` and other options go to the top level as given.
   ``n`` and OpenAI's fields Ollama has none of (``response_format``, ``user``...:
-  Ollama would drop them unread) raise :class:`~modules.errors.ModuleConfigError`.
+  Ollama would drop them unread) raise :class:`~modules.errors.ModuleConfigError`;
+  so do ``tool_choice`` and ``parallel_tool_calls`` but for ``"auto"`` and ``True``,
+  what Ollama does by itself (those are not sent).
 - **Headers**: no key needed; one given (Ollama's cloud) goes in
   ``Authorization: Bearer``.
 - **Answer**: ``message.content``; ``message.tool_calls`` (arguments as an
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.base import Completion, StreamDelta, ToolCall
-from modules.errors import APIResponseValidationError, StreamError
+from modules.errors import APIResponseValidationError, ModuleConfigError, StreamError
 from modules.online.dialects import (
     OPENAI_ONLY,
     Collected,
@@ -169,6 +171,23 @@ def finish_reason(done_reason: str | None, called: bool) -> str | None:
     return None if done_reason is None else "stop"
 
 
+def _tool_settings(options: dict[str, Any]) -> None:
+    """Drop ``tool_choice="auto"`` and ``parallel_tool_calls=True``, what Ollama does by itself; refuse any
+    other value: ``/api/chat`` has neither field and would drop it unread (``"none"`` would still call tools)."""
+    choice = options.pop("tool_choice", "auto")
+    if choice != "auto":
+        raise ModuleConfigError(
+            f"generation option 'tool_choice' is not supported by Ollama: it has no tool_choice and always "
+            f"decides itself (got {choice!r}); leave tools out for no tool call, or leave tool_choice out"
+        )
+    parallel = options.pop("parallel_tool_calls", True)
+    if parallel is not True:
+        raise ModuleConfigError(
+            f"generation option 'parallel_tool_calls' is not supported by Ollama: it has no such setting "
+            f"(got {parallel!r}); leave it out"
+        )
+
+
 class OllamaDialect:
     format: NativeFormat = "ollama"
 
@@ -176,6 +195,7 @@ class OllamaDialect:
         refuse_options(options, UNSUPPORTED, "Ollama")
         options = dict(options)
         options.pop("n", None)  # n=1 (anything else was refused above)
+        _tool_settings(options)
         native = nested_options(options, OPTION_NAMES, "stop", "options")
         body: dict[str, Any] = {"model": options.pop("model", model), **prompt, "stream": False, **options}
         if native:
