@@ -37,6 +37,7 @@ from modules.errors import (
     UnprocessableEntityError,
     UnsafeTokenizationError,
 )
+from modules.errors import missing_extra as _missing_extra
 from prompter import __all__ as _PROMPTER_NAMES
 from prompter import __version__ as __version__  # one version for both packages of the distribution
 
@@ -103,7 +104,6 @@ _LAZY = {
     "build_tiny_model": "modules.local.tiny_model",
     "cached_tiny_model": "modules.local.tiny_model",
 }
-_EXTRA_OF = {"requests": "online", "torch": "local", "transformers": "local", "tokenizers": "local"}
 
 
 def __getattr__(name: str) -> Any:
@@ -114,12 +114,10 @@ def __getattr__(name: str) -> Any:
         try:
             module = importlib.import_module(_LAZY[name])
         except ModuleNotFoundError as exc:
-            extra = _EXTRA_OF.get((exc.name or "").partition(".")[0])
-            if extra is None:
+            missing = _missing_extra(exc, name)  # the extra that package comes with, or exc itself
+            if missing is exc:
                 raise
-            raise MissingExtraError(
-                f"{name} needs the {extra!r} extra ({exc.name} is not installed): pip install 'prompter-kit[{extra}]'"
-            ) from exc
+            raise missing from exc
         value = getattr(module, name)
         globals()[name] = value
         return value
