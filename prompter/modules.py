@@ -11,6 +11,10 @@ ours by file location instead of by name:
   ``prompter._modules`` (its own absolute ``modules.`` imports pointed there),
   leaving the application's ``modules`` package untouched.
 
+Submodules are reached by their dotted name too (``from prompter.modules.playground import
+create_playground_app``, ``import prompter.modules.server.lifecycle``): ``prompter.modules.X`` is
+the very module object ``modules.X`` (or the private copy's), never a second copy of it.
+
 ``import prompter`` never imports this file: the pure package stays pure, and
 nothing below runs until a name is asked for.
 """
@@ -32,6 +36,9 @@ from typing import Any
 _OURS = Path(__file__).resolve().parent.parent / "modules"
 _PRIVATE = "prompter._modules"
 _OUR_NAME = re.compile(r"modules(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FACADE = __name__
+
+__path__: list[str] = []  # a package to the import system, so that `prompter.modules.X` is looked up (by _AliasFinder)
 
 
 def __getattr__(name: str) -> Any:
@@ -137,3 +144,39 @@ class _Rename(ast.NodeTransformer):
         if isinstance(node.value, str) and node.value.startswith("modules.") and _OUR_NAME.fullmatch(node.value):
             node.value = _PRIVATE + node.value[len("modules") :]
         return node
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Finds ``prompter.modules.X`` as our ``X`` submodule itself: the same module object, loaded once."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(_FACADE + "."):
+            return None
+        real = _package().__name__ + fullname[len(_FACADE) :]
+        if real in sys.modules:
+            found = sys.modules[real]
+        elif importlib.util.find_spec(real) is None:
+            return None
+        else:
+            found = importlib.import_module(real)
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(found))
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands the import system a module already loaded under its own name, keeping that module's spec."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return self.module
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__spec__ = self.spec  # the import system set the alias's spec on it; the module keeps its own
+
+
+if not any(isinstance(finder, _AliasFinder) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _AliasFinder())  # before the path finder, which would load a second copy

@@ -104,7 +104,8 @@ def read_state(query: Mapping[str, Any]) -> Call:
     except PromptError as exc:  # the prompter's own typed error, said next to the field it names
         raise _at("extra_keys" if str(exc).startswith("extra_keys") else "instruction", exc) from None
     text = values["input"]
-    value: Any = _json("input", text) if text is not None and text.lstrip().startswith("{") else text
+    slot = prompter.slots[0] if prompter.slots else "input"
+    value: Any = _json("input", text, slot) if text is not None and text.lstrip().startswith("{") else text
     _check_filled_size(instruction, value, prompter.slots)
     fmt = values["format"]
     if fmt is not None and fmt not in DIALECTS:
@@ -143,7 +144,8 @@ def _text(query: Mapping[str, Any], name: str) -> str | None:
     if value is None or value == "":
         return None  # an empty field is an absent one: the page leaves it out of the URL
     if not isinstance(value, str):
-        raise FieldError(name, f"expected text, got {type(value).__name__}")
+        kind = type(value).__name__
+        raise FieldError(name, f"expected text, got {kind}; send each field's value as a JSON string, as the page does")
     if len(value) > MAX_FIELD_CHARS:
         raise FieldError(name, f"over the limit of {MAX_FIELD_CHARS} characters ({len(value)}); shorten it")
     _check_unicode(name, value)
@@ -187,7 +189,17 @@ def _instruction(text: str | None) -> Any:
     return text
 
 
-def _json(field: str, text: str | None) -> Any:
+_JSON_REMEDY = {
+    "history": 'write JSON, its strings in double quotes: [["question", "answer"], ...] or '
+    '[{"role": "user", "content": "..."}, ...]',
+    "tools": 'write a JSON list, its strings in double quotes: [{"type": "function", "function": {"name": "...", '
+    '"parameters": {"type": "object", "properties": {...}}}}]',
+    "input": 'an input that starts with "{" is a JSON object of slot values, its strings in double quotes: '
+    '{"SLOT": "..."} (text that itself starts with "{" goes inside one, as the value of its slot)',
+}
+
+
+def _json(field: str, text: str | None, slot: str = "input") -> Any:
     if text is None:
         return None
     try:
@@ -195,7 +207,7 @@ def _json(field: str, text: str | None) -> Any:
     except RecursionError:
         raise FieldError(field, f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
-        raise FieldError(field, f"invalid JSON: {exc}") from None
+        raise FieldError(field, f"invalid JSON: {exc}; {_JSON_REMEDY[field].replace('SLOT', slot)}") from None
     if _depth(value) > MAX_DEPTH:
         raise FieldError(field, f"nested deeper than {MAX_DEPTH} levels")
     _check_unicode(field, value)
