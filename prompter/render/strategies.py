@@ -190,13 +190,17 @@ def _needs_merge(messages: list[Message], dialect: str, has_label: bool) -> bool
     if dialect in _USER_FIRST and turns and turns[0].role == "assistant":
         return True  # the API wants a user turn first: the merged history is one
     if alternate:
-        for before, after in zip(turns, turns[1:]):
-            role_before = tool_role if before.role == "tool" else before.role
-            role_after = tool_role if after.role == "tool" else after.role
-            if role_before != role_after or "tool" in (before.role, after.role):
-                continue  # a tool result joining the user turn is the API's own shape
-            if before.name != after.name:
-                return True
+        # the messages that become one API turn (a tool result joins the user turn where the dialect sends
+        # it as one) must share one speaker; the result itself is the API's own shape and says nothing
+        role, speakers = "", set[str | None]()
+        for message in turns:
+            turn_role = tool_role if message.role == "tool" else message.role
+            if turn_role != role:
+                role, speakers = turn_role, set()
+            if message.role != "tool":
+                speakers.add(message.name)
+                if len(speakers) > 1:
+                    return True
     if has_label:
         return False
     if not turns:
@@ -244,6 +248,17 @@ def _opens_on_assistant_turn(conv: Conversation, dialect: str) -> bool:
     return False
 
 
+def _said(messages: list[Message]) -> list[Message]:
+    """``messages`` without a trailing empty unnamed user turn after a user turn (``generate_prompt(None,
+    history=...)``'s): it says nothing (alternating dialects fold it into that turn), so it is no speaker."""
+    while len(messages) > 1 and messages[-2].role == "user" and messages[-1].role == "user":
+        last = messages[-1]
+        if last.name is not None or last.tool_calls or _text(last.content) or _media(last):
+            break
+        messages = messages[:-1]
+    return messages
+
+
 def _speakers(messages: list[Message]) -> int:
     return len({speaker_of(m) for m in messages if m.role in ("user", "assistant")})
 
@@ -257,7 +272,7 @@ def _text(content: str | tuple[ContentPart, ...]) -> str:
 def _speaker_label(message: Message) -> str:
     """The speaker as a line prefix; a name spanning lines could forge another speaker's line."""
     name = speaker_of(message)
-    if len(name.splitlines()) > 1 or name.endswith(("\n", "\r")) or "\x85" in name:
+    if len((name + ".").splitlines()) > 1:  # any line boundary str.splitlines knows, trailing ones too
         raise MessageError(
             f"name {name[:40]!r}: a speaker's name must be one line (it starts a 'name: text' line of the "
             "merged history); remove the line break"
@@ -369,7 +384,7 @@ def arrange(
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
     if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect) and not _opens_on_assistant_turn(conv, dialect):
         return conv  # the common case, decided without building the messages: the roles are the speakers
-    messages = _messages(conv)
+    messages = _said(_messages(conv))
     if strategy == "auto" and _speakers(messages) > 2 and dialect != "openai":
         return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
     if _needs_merge(messages, dialect, conv.label is not None):
