@@ -29,7 +29,10 @@ from modules.errors import ModuleConfigError
 from prompter.templates import MetaTemplate
 from prompter.templates.meta_template import Mode, api_to_messages
 
-__all__ = ["CHAT_TEMPLATE_META", "CHAT_TEMPLATE_TYPES", "api_input", "api_prompt", "asks_in_turns", "model_type"]
+__all__ = [
+    "CHAT_TEMPLATE_META", "CHAT_TEMPLATE_TYPES", "api_input", "api_prompt", "asks_in_turns", "chat_template_input",
+    "model_type",
+]  # fmt: skip
 
 CHAT_TEMPLATE_TYPES = frozenset({"HuggingFacewithChatTemplate"})
 """OpenCompass's local model types that write a Gen prompt's turns with the model's chat template."""
@@ -89,3 +92,25 @@ def api_input(prompt: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     if all("content" in turn for turn in prompt):
         return prompt  # a list-form meta template's messages: already chat messages
     return api_to_messages(prompt)
+
+
+def chat_template_input(prompt: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """What a chat-template model (``HuggingFacewithChatTemplate``) is given for ``prompt``, as upstream gives
+    its chat template the turns: a turn whose prompt is empty is left out, and then consecutive messages of
+    one role are joined with ``"\n"`` (an empty example answer does not leave an empty assistant message)."""
+    sent = api_input(prompt)
+    if isinstance(sent, str) or sent is prompt:
+        return sent  # a string, or a list-form meta template's messages: as they are
+    out: list[dict[str, Any]] = []
+    for message in sent:
+        content = message["content"]
+        if not content:
+            continue
+        last = out[-1] if out else None
+        if last is not None and last["role"] == message["role"] and isinstance(last["content"], str) and isinstance(
+            content, str
+        ):
+            out[-1] = {**last, "content": last["content"] + "\n" + content}
+        else:
+            out.append(message)
+    return out or sent  # all empty: sent as they are (upstream's apply_chat_template refuses an empty conversation)

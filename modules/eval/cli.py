@@ -15,6 +15,7 @@ import argparse
 import builtins
 import json
 import os
+import re
 import runpy
 import types
 from pathlib import Path
@@ -251,6 +252,7 @@ def view(
         raise ModuleConfigError(f"the number of samples to view: expected an int >= 0, got {n!r}")
     out = stream if stream is not None else sys.stdout
     colour = colour_wanted(out)
+    terminal = bool(getattr(out, "isatty", lambda: False)())
     dataset, model = config_parts(config, first_model=True)
     the_plan = plan(
         dataset,
@@ -266,8 +268,35 @@ def view(
         labels = job.get("labels") or [None] * len(prompts)
         for label, prompt in zip(labels, prompts, strict=True):
             if label is not None:
-                out.write((f"\x1b[33m[{label}]\x1b[0m" if colour else f"[{label}]") + "\n")
+                tag = _shown(f"[{label}]", terminal, out, job["index"])
+                out.write((f"\x1b[33m{tag}\x1b[0m" if colour else tag) + "\n")
             # an API model's prompt is its turns: one JSON object a line, exactly as they are sent
             shown = prompt if isinstance(prompt, str) else "\n".join(json.dumps(t, ensure_ascii=False) for t in prompt)
-            out.write(shown + "\n")
+            out.write(_shown(shown, terminal, out, job["index"]) + "\n")
     return 0
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Characters a terminal acts on (escape sequences, carriage returns, bells) rather than shows; not tab, newline."""
+
+
+def _shown(text: str, terminal: bool, out: Any, index: int) -> str:
+    """*text* as written to *out*: on a terminal, a dataset's control characters are shown as ``\\xNN``, never
+    acted on (a sample's ``\\x1b]...`` cannot retitle or clear the terminal); anywhere, a character *out* cannot
+    encode (a lone surrogate from a ``"\\ud800"`` JSON escape) is an error naming the sample, not a traceback."""
+    if terminal:
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        char = text[exc.start]
+        what, remedy = (
+            ("a lone surrogate, not Unicode text", "remove it from the dataset")
+            if "\ud800" <= char <= "\udfff"
+            else (f"not writable in {encoding}", "set PYTHONIOENCODING=utf-8, or use a UTF-8 terminal")
+        )
+        raise ModuleConfigError(
+            f"sample {index}: character {exc.start} of its prompt (U+{ord(char):04X}) is {what}: {remedy}"
+        ) from None
+    return text

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from modules.errors import ModuleConfigError
-from modules.eval.api_prompts import api_input, api_prompt
+from modules.eval.api_prompts import api_input, api_prompt, chat_template_input
 from modules.eval.candidates import as_written, at_sep, marking_sep, split_candidates
 from prompter.templates import MetaTemplate, PromptTemplate
 from prompter.templates.batch import render_label_prompts, render_prompts
@@ -59,6 +59,9 @@ class Prompts:
     # whether Gen jobs carry the spans of their data ("user_spans"): a local model then reads the meta
     # template's own text as markup, its <|im_start|> as the control token (prompter.templates.markup)
     markup: bool = False
+    # whether the turns are written by a local model's chat template (OpenCompass's HuggingFacewithChatTemplate):
+    # it is given them as upstream gives them, empty turns left out and one role's neighbours joined
+    chat: bool = False
 
 
 def cut_at_stop_words(text: str, stops: Sequence[str]) -> str:
@@ -97,7 +100,7 @@ class GenInferencer:
     def __init__(
         self,
         max_out_len: int = 256,
-        stopping_criteria: Sequence[str] = (),
+        stopping_criteria: Sequence[str] | None = (),
         batch_size: int = 1,
         gen_field_replace_token: str = "",
         type: object = None,  # noqa: A002 - the key of a pasted config block
@@ -112,12 +115,13 @@ class GenInferencer:
             )
         if not isinstance(max_out_len, int) or isinstance(max_out_len, bool) or max_out_len < 1:
             raise ModuleConfigError(f"max_out_len: expected an int >= 1, got {max_out_len!r}")
-        if isinstance(stopping_criteria, str) or not all(isinstance(s, str) and s for s in stopping_criteria):
+        stops = () if stopping_criteria is None else stopping_criteria  # None: none, as the plan reads it
+        if not isinstance(stops, (list, tuple)) or not all(isinstance(s, str) and s for s in stops):
             raise ModuleConfigError(
-                f"stopping_criteria: expected a list of non-empty strings, got {stopping_criteria!r}"
+                f"stopping_criteria: expected a list of non-empty strings, got {stopping_criteria!r:.80}"
             )
         self.max_out_len = max_out_len
-        self.stopping_criteria = tuple(stopping_criteria)
+        self.stopping_criteria = tuple(stops)
         self.batch_size = batch_size
         self.gen_field_replace_token = gen_field_replace_token
 
@@ -137,7 +141,8 @@ class GenInferencer:
             text, spans = parse_with_spans(prompts.meta, prompt, mode="gen")
             return {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold, "user_spans": list(spans)}
         asked = api_prompt(prompts.meta, prompt) if prompts.api else _text(prompts.meta.parse(prompt, mode="gen"))
-        return {"index": index, "kind": "gen", "origin_prompt": asked, "gold": gold}
+        job = {"index": index, "kind": "gen", "origin_prompt": asked, "gold": gold}
+        return {**job, "chat_template": True} if prompts.api and prompts.chat else job
 
     def jobs(
         self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
@@ -171,10 +176,10 @@ class GenInferencer:
             text = module.generate(module.prepare_text(prompt, **marked, **options)).text
         else:
             options = {"max_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
-            text = module(api_input(prompt), **options)
+            text = module((chat_template_input if job.get("chat_template") else api_input)(prompt), **options)
             if not isinstance(text, str):
                 raise ModuleConfigError(f"the module answered {type(text).__name__}, not text; Gen needs text answers")
-        record = {k: v for k, v in job.items() if k != "user_spans"}
+        record = {k: v for k, v in job.items() if k not in ("user_spans", "chat_template")}
         return {**record, "prediction": cut_at_stop_words(text, stops)}
 
 
@@ -193,6 +198,10 @@ class PPLInferencer:
         _check_options("PPLInferencer", _ignored, ("labels", "normalizing_str"))
         if normalizing_str is not None and not isinstance(normalizing_str, str):
             raise ModuleConfigError(f"normalizing_str: expected a string or None, got {normalizing_str!r}")
+        if labels is not None and not isinstance(labels, (list, tuple)):
+            raise ModuleConfigError(
+                f"labels: expected a list of the template's labels (or None: the template's own), got {labels!r:.80}"
+            )
         self.labels = None if labels is None else list(labels)
         self.batch_size = batch_size
         self.normalizing_str = normalizing_str
@@ -376,12 +385,12 @@ class MultiTurnGenInferencer:
             raise ModuleConfigError(f"infer_mode: expected 'every', 'every_with_gt' or 'last', got {infer_mode!r}")
         self.infer_mode = infer_mode
         self.gen = GenInferencer(max_out_len=max_out_len, stopping_criteria=stopping_criteria)
-        self.meta: MetaTemplate | None = None  # set by the plan, with api: answer() writes each turn with them
-        self.api = False
+        self.meta: MetaTemplate | None = None  # set by the plan, with api and chat: answer() writes each turn with them
+        self.api = self.chat = False
 
     def job(self, prompts: Prompts, index: int, entry: Mapping[str, Any], ice_ids: Sequence[int]) -> dict[str, Any]:
         """The whole sample, every turn answered with the ground truth (the turns are cut from it)."""
-        self.meta, self.api = prompts.meta, prompts.api
+        self.meta, self.api, self.chat = prompts.meta, prompts.api, prompts.chat
         template: Any = prompts.prompt_template
         if not hasattr(template, "generate_turns"):
             raise ModuleConfigError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate as prompt_template")
@@ -402,6 +411,7 @@ class MultiTurnGenInferencer:
             job: dict[str, Any] = {}
             if self.api:
                 text: Any = api_prompt(meta, prompt)
+                job["chat_template"] = self.chat
             else:  # with the spans of its data: a local model reads the meta template's text as markup
                 text, spans = parse_with_spans(meta, prompt, mode="gen")
                 job["user_spans"] = list(spans)

@@ -259,9 +259,9 @@ def plan(
     chat = kind in CHAT_TEMPLATE_TYPES and not isinstance(inferencer, PPLInferencer)
     meta = build_meta(model.get("meta_template") or (CHAT_TEMPLATE_META if chat else None), compat=compat)
     api = asks_in_turns(kind, meta) and (chat or kind not in CHAT_TEMPLATE_TYPES)
-    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=api, markup=kind in LOCAL_TYPES)
+    prompts = Prompts(retriever, meta, ice_t, prompt_t, api=api, markup=kind in LOCAL_TYPES, chat=chat)
     if isinstance(inferencer, MultiTurnGenInferencer):
-        inferencer.meta, inferencer.api = meta, prompts.api
+        inferencer.meta, inferencer.api, inferencer.chat = meta, prompts.api, prompts.chat
     labels: list[Hashable] = []
     if isinstance(inferencer, PPLInferencer):
         labels = inferencer.labels or retriever.get_labels(samples, ice_template=ice_t, prompt_template=prompt_t)
