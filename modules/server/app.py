@@ -18,7 +18,8 @@ What the server promises:
 
 * every error is OpenAI's envelope ``{"error": {"message", "type", "param",
   "code"}}`` with the matching status: 400 invalid request (and
-  ``code="context_length_exceeded"``), 404 unknown model or path, 405, 413 body
+  ``code="context_length_exceeded"``), 404 unknown model or path, 405, 408 a body that stalls
+  (:data:`~modules.server.body_limit.BODY_READ_TIMEOUT_S`), 413 body
   over ``max_body_bytes`` (2 MB), 415 a compressed body, 429 over ``max_concurrency`` requests in
   flight (with ``Retry-After``), 503 while stopping; HTTP that cannot be parsed gets a 400 (431 for a
   header block too large) in the same envelope (:mod:`modules.server.protocol`). Messages are capped in
@@ -27,7 +28,9 @@ What the server promises:
 * requests never mix: the module serialises generation (or batches it, with
   ``TrainableModule(max_batch_size=N)``);
 * a client that disconnects, mid-stream or while waiting for a plain answer,
-  stops its generation at the next token;
+  stops its generation at the next token (its scoring at the next prompt);
+* a small request renders on the event loop only with a template prompter ships; a model
+  folder's own template renders in a thread, so a slow one never holds other clients;
 * ``stop()`` ends streams in flight with an error event and plain requests
   with a 503, never a silent cut; so does SIGTERM (see :mod:`modules.server.signals`);
 * no client input gets a 5xx: bodies are strict JSON with strict types, nested
@@ -200,7 +203,8 @@ def create_app(
         options = generation_options(body, chat=True)
         cancel = state.admit()
         try:
-            request = await _off_loop_if_large(http, module.prepare, messages, tools, **options)
+            inline = _renders_quickly(module)
+            request = await _off_loop_if_large(http, inline, module.prepare, messages, tools, **options)
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc) from None
@@ -236,7 +240,7 @@ def create_app(
         """OpenAI (legacy) text completions: the prompt is plain text, never control tokens."""
         check_model(body.model)
         if is_scoring(body):  # echo + logprobs + max_tokens=0: the prompt's token logprobs, no generation
-            return await score_response(state, body)
+            return await score_response(state, body, http)
         if body.max_tokens == 0:
             scoring_problem(body)  # echo=true with a logprobs it cannot score: name logprobs, not max_tokens
             raise HTTPError(400, "max_tokens: 0 only scores the prompt (echo=true, logprobs)", param="max_tokens")
@@ -249,7 +253,7 @@ def create_app(
         options = generation_options(body, chat=False)
         cancel = state.admit()
         try:
-            request = await _off_loop_if_large(http, module.prepare_text, prompt, **options)
+            request = await _off_loop_if_large(http, True, module.prepare_text, prompt, **options)
         except BaseException as exc:
             state.release(cancel)
             raise from_exception(exc, input_param="prompt") from None
@@ -355,15 +359,33 @@ async def _generate(state: ServerState, request: Any, cancel: threading.Event, h
     return done
 
 
-async def _off_loop_if_large(http: Any, prepare: Any, *args: Any, **kwargs: Any) -> Any:
+async def _off_loop_if_large(http: Any, inline: bool, prepare: Any, *args: Any, **kwargs: Any) -> Any:
     """``prepare(*args, **kwargs)`` (render and tokenize a request, local files refused) right here for
-    a small body, in a worker thread for a large one (:data:`~modules.server.body_limit.INLINE_BYTES`):
-    for a short chat the thread's handoff cost more than the work (about 0.1 ms)."""
-    if http.scope.get(SMALL):
+    a small body whose rendering is known to be quick (*inline*), else in a worker thread (a large body:
+    :data:`~modules.server.body_limit.INLINE_BYTES`): for a short chat the thread's handoff cost more
+    than the work (about 0.1 ms)."""
+    if inline and http.scope.get(SMALL):
         return _without_local_files(prepare, *args, **kwargs)
     from starlette.concurrency import run_in_threadpool
 
     return await run_in_threadpool(lambda: _without_local_files(prepare, *args, **kwargs))
+
+
+def _renders_quickly(module: Any) -> bool:
+    """Whether a small chat request may render on the event loop: only with a chat template prompter ships
+    (reviewed, quick at any size a small body holds) and no trimming. A model folder's own template may run
+    its whole time budget (1 s) per render, ``trim="oldest"`` renders again per dropped turn (18 s for a
+    62 KB body of short turns): on the loop, every other client (even ``/health``) would wait as long."""
+    from prompter.formats.model_format import ModelFormat
+    from prompter.formats.registry import shipped_sources
+
+    try:
+        fmt, trim = getattr(module, "model_format", None), getattr(module, "trim", None)
+    except Exception:  # noqa: BLE001 - unknown: rendered off the loop, where its own error is reported
+        return False
+    if type(fmt) is not ModelFormat or trim is not None:  # no format, or a subclass rendering its own way
+        return False
+    return all(source is None or source in shipped_sources() for source in (fmt.chat_template, fmt.tool_chat_template))
 
 
 def _without_local_files(prepare: Any, *args: Any, **kwargs: Any) -> Any:

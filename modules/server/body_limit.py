@@ -38,6 +38,13 @@ SMALL = "prompter.small_body"
 CLOSING_POLL_S = 0.1
 """While a body is still arriving, how often :class:`BodyLimit` looks whether the server is stopping."""
 
+BODY_READ_TIMEOUT_S = 60.0
+"""The longest a request body may pause between two of its pieces (as nginx's ``client_body_timeout``):
+past it the client gets a 408 and the connection closes. Without it a stalled upload (a chunk announced
+and never sent) held its connection and coroutine until the client chose to leave."""
+
+_STALLED = object()
+
 
 class BodyLimit:
     """ASGI middleware: 413 for a body over ``max_bytes`` (by Content-Length or as it streams in).
@@ -45,24 +52,32 @@ class BodyLimit:
     A body still arriving when the server stops (*closing* turns true) is answered 503
     ``server_shutting_down`` at once, as a request waiting to run is: without it, ``stop()``
     waited out uvicorn's graceful timeout for a client that had sent half a body, which then
-    got uvicorn's plain-text 500.
+    got uvicorn's plain-text 500. A body that pauses longer than *read_timeout* seconds (default
+    :data:`BODY_READ_TIMEOUT_S`) between two pieces is answered 408 ``request_timeout``.
     """
 
-    def __init__(self, app: Any, max_bytes: int, closing: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self, app: Any, max_bytes: int, closing: Callable[[], bool] = lambda: False, read_timeout: float | None = None
+    ) -> None:
         self.app, self.max_bytes, self.closing = app, max_bytes, closing
+        self.read_timeout = BODY_READ_TIMEOUT_S if read_timeout is None else read_timeout
 
     async def _next(self, receive: Any) -> Any:
-        """The next ASGI message, or None once the server is stopping."""
+        """The next ASGI message; None once the server is stopping, :data:`_STALLED` past the read timeout."""
         if self.closing():
             return None
         task = asyncio.ensure_future(receive())
+        deadline = asyncio.get_running_loop().time() + self.read_timeout
         try:
             while True:
-                done, _ = await asyncio.wait({task}, timeout=CLOSING_POLL_S)
+                left = deadline - asyncio.get_running_loop().time()
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, min(CLOSING_POLL_S, left)))
                 if done:
                     return task.result()
                 if self.closing():
                     return None
+                if left <= CLOSING_POLL_S:
+                    return _STALLED
         finally:
             if not task.done():
                 task.cancel()
@@ -91,6 +106,13 @@ class BodyLimit:
             if message is None:
                 stopping = "the server is shutting down (the request body had not all arrived)"
                 await send_error(send, HTTPError(503, stopping, type="server_error", code="server_shutting_down"))
+                return
+            if message is _STALLED:
+                stalled = (
+                    f"the request body stopped arriving (nothing for {self.read_timeout:g} s, {seen} bytes in); "
+                    "send the whole body without pausing"
+                )
+                await send_error(send, HTTPError(408, stalled, code="request_timeout", headers={"Connection": "close"}))
                 return
             if message["type"] != "http.request":  # the client left while uploading
                 return
@@ -190,5 +212,6 @@ class ParsedOnceRoute(APIRoute):
 async def send_error(send: Any, err: HTTPError) -> None:
     body = json.dumps(err.body()).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in err.headers.items()]
     await send({"type": "http.response.start", "status": err.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

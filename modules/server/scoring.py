@@ -13,8 +13,8 @@ as does ``max_tokens: 0`` without them.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
+import threading
 import time
 import uuid
 from typing import Any
@@ -51,8 +51,9 @@ def scoring_problem(body: Any) -> None:
         raise HTTPError(400, f"logprobs: an int from 0 to 5 when scoring a prompt, got {shown}", param="logprobs")
 
 
-async def score_response(state: Any, body: Any) -> dict[str, Any]:
-    """The ``text_completion`` answer to a scoring request (checked with :func:`is_scoring`)."""
+async def score_response(state: Any, body: Any, http: Any) -> dict[str, Any]:
+    """The ``text_completion`` answer to a scoring request (checked with :func:`is_scoring`); a client that
+    hangs up (*http*, the request) stops the scoring at the next prompt."""
     extra = body.model_extra or {}
     for key in sorted(set(extra) - {"echo", "logprobs"}):
         if extra[key] is not None:
@@ -70,14 +71,20 @@ async def score_response(state: Any, body: Any) -> dict[str, Any]:
     cancel = state.admit()
     try:
         loop = asyncio.get_running_loop()
-        scoring = loop.run_in_executor(state.executor, functools.partial(score, texts, top=extra["logprobs"]))
-        # stop() answers a request in flight 503 at once, as it does a generation: a scoring pass
-        # cannot be cut short, so the answer is not waited for once the server is stopping.
-        while not (await asyncio.wait({scoring}, timeout=CLOSING_POLL_S))[0]:
-            if cancel.is_set():
-                scoring.cancel()
-                raise cancelled_error(state)
-        scored = scoring.result()
+        scoring = loop.run_in_executor(state.executor, _score_each, score, texts, extra["logprobs"], cancel)
+        watcher = asyncio.ensure_future(_watch_hang_up(http, cancel))
+        try:
+            # stop() answers a request in flight 503 at once, as it does a generation: a text's pass
+            # cannot be cut short, so the answer is not waited for once the server is stopping.
+            while not (await asyncio.wait({scoring}, timeout=CLOSING_POLL_S))[0]:
+                if cancel.is_set() and state.closing:
+                    scoring.cancel()
+                    raise cancelled_error(state)
+        finally:
+            watcher.cancel()
+        scored = scoring.result()  # a client that hung up: its slot is given back once the scoring stopped
+        if scored is None:
+            raise cancelled_error(state)
     except RuntimeError as exc:
         if state.closing:  # the pool was shut down between admission and here
             raise cancelled_error(state) from None
@@ -98,3 +105,23 @@ async def score_response(state: Any, body: Any) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens},
     }
+
+
+def _score_each(score: Any, texts: list[str], top: int, cancel: threading.Event) -> list[Any] | None:
+    """Score *texts* one pass each, as ``score(texts)`` does, looking between them whether the request was
+    cancelled (the client hung up, or the server is stopping): None then, instead of scoring the rest."""
+    scored: list[Any] = []
+    for text in texts:
+        if cancel.is_set():
+            return None
+        scored += score([text], top=top)
+    return scored
+
+
+async def _watch_hang_up(http: Any, cancel: threading.Event) -> None:
+    """Set *cancel* when the client of *http* disconnects (its body is in: the next ASGI message is that)."""
+    while True:
+        message = await http.receive()
+        if message.get("type") == "http.disconnect":
+            cancel.set()
+            return

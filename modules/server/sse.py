@@ -131,6 +131,13 @@ def _chunk(rid: str, kind: str, created: int, model: str, choice: dict[str, Any]
     return sse_event(event)
 
 
+def _opening(first: StreamDelta) -> dict[str, Any]:
+    """The role chunk's delta, sent with the answer's first delta (it is not known before): as OpenAI streams
+    it, content ``""`` opens an answer that starts with text (or is empty) and ``null`` one that starts with a
+    tool call, so the stream a client joins has the plain answer's content (``None`` for tool calls alone)."""
+    return {"role": "assistant", "content": "" if first.text or not first.tool_calls else None}
+
+
 async def chat_events(
     state: ServerState, request: Any, cancel: threading.Event, rid: str, usage: bool
 ) -> AsyncIterator[bytes]:
@@ -140,14 +147,17 @@ async def chat_events(
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
         return _chunk(rid, "chat.completion.chunk", created, state.model_name, choice, usage)
 
-    yield chunk({"role": "assistant", "content": ""})
     counts: dict[str, int] = {}
     calls_sent = 0  # a call's index counts over the whole answer: each delta may bring more completed calls
+    opened = False  # the role chunk: sent with the answer's first delta, once it says how the answer starts
     try:
         async for batch in batches(state, request, cancel, counts if usage else None):
             events: list[bytes] = []  # one write for the batch: each delta is still its own event
             cancelled = False
             for delta in batch:
+                if not opened and (delta.text or delta.tool_calls or delta.finish_reason not in (None, "cancelled")):
+                    opened = True
+                    events.append(chunk(_opening(delta)))
                 if delta.text:
                     events.append(chunk({"content": delta.text}))
                 if delta.tool_calls:
@@ -168,6 +178,8 @@ async def chat_events(
             raise
         yield sse_event(from_exception(exc).body())
         return
+    if not opened:  # a module that ended its stream without a delta: an empty answer, as its plain one is
+        yield chunk({"role": "assistant", "content": ""})
     if usage:
         yield usage_event(rid, "chat.completion.chunk", created, state.model_name, counts)
     yield b"data: [DONE]\n\n"

@@ -274,13 +274,35 @@ def refuse_unsupported(body: Any, chat: bool) -> None:
         if choice is not None and choice not in _TOOL_CHOICES:
             shown = choice if isinstance(choice, str) else "a named function"
             refuse("tool_choice", f"tool_choice {shown[:100]!r} (only 'auto' and 'none')")
+        for i, tool in enumerate(body.tools or ()):
+            _refuse_strict(tool, i, offered=choice != "none")
+
+
+def _refuse_strict(tool: Any, index: int, offered: bool) -> None:
+    """400 for ``tools[i].function.strict: true``: OpenAI then guarantees the call's arguments match the
+    function's ``parameters`` schema (constrained decoding), which this server cannot; ignoring it would
+    hand a client unchecked arguments it was promised were checked. ``false`` and ``null`` are the default."""
+    strict = (tool.function.model_extra or {}).get("strict")
+    param = f"tools[{index}].function.strict"
+    if strict is not None and not isinstance(strict, bool):
+        raise HTTPError(400, f"{param}: expected a boolean, got {_json_type(strict)}", param=param)
+    if strict and offered:
+        raise HTTPError(
+            400,
+            f"{param}=true (arguments guaranteed to match the function's parameters schema) is not supported "
+            "by this server: its tool calls are not constrained to the schema; leave strict out or send false, "
+            "and validate the arguments yourself",
+            param=param,
+        )
 
 
 def _json_type(value: Any) -> str:
     """The JSON name of *value*'s type, as a 400 says it."""
     if isinstance(value, bool):
         return "a boolean"
-    return {int: "a number", float: "a number", list: "an array"}.get(type(value), "null")
+    return {int: "a number", float: "a number", list: "an array", str: "a string", dict: "an object"}.get(
+        type(value), "null"
+    )
 
 
 def generation_options(body: Any, chat: bool) -> dict[str, Any]:
