@@ -26,13 +26,17 @@
   (thought tokens counted as completion tokens, the total Gemini's own).
 - **Stream**: ``:streamGenerateContent?alt=sse``: each event is a whole
   ``GenerateContentResponse`` carrying the next piece; the one with a
-  ``finishReason`` ends it (there is no end marker).
+  ``finishReason`` ends it (there is no end marker). With ``n`` > 1 the
+  candidates' pieces come interleaved, each named by its ``index``: only
+  index 0's are read; once it has finished, a stream where another candidate
+  was seen is read on to its end for the usage (the last event has the whole
+  answer's), the others' pieces passed over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -101,6 +105,7 @@ class _Chunk:
     calls: list[ToolCall]
     finish: str | None
     usage: dict[str, Any] | None
+    indices: frozenset[int]  # the index of each candidate this response carries
 
 
 _MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
@@ -138,8 +143,27 @@ def _usage(raw: dict[str, Any]) -> dict[str, Any]:
     return usage
 
 
-def _read(data: Any, where: str) -> _Chunk:
-    """One ``GenerateContentResponse``: its first candidate's text, calls and raw finish reason, and usage."""
+def _first(candidates: list[Any], where: str) -> tuple[str, dict[str, Any] | None, frozenset[int]]:
+    """The first candidate (``index`` 0; proto JSON may leave a 0 out) and its path, or None when this
+    event carries none of it; and every candidate's index. With ``candidateCount`` > 1 a stream's events
+    carry the candidates' pieces interleaved, each named by its ``index``: position 0 is not the first."""
+    first: tuple[str, dict[str, Any] | None] = ("candidates[0]", None)
+    seen: set[int] = set()
+    for i, item in enumerate(candidates):
+        here = f"candidates[{i}]"
+        candidate = read_object(item, here, where)
+        index = candidate.get("index", 0)
+        if type(index) is not int or index < 0:
+            raise invalid(f"{here}.index", "a non-negative integer", index, where)
+        seen.add(index)
+        if index == 0 and first[1] is None:
+            first = (here, candidate)
+    return first[0], first[1], frozenset(seen)
+
+
+def _read(data: Any, where: str, whole: bool = False) -> _Chunk:
+    """One ``GenerateContentResponse`` (``whole``: an answer, not a stream event): its first candidate's
+    text, calls and raw finish reason, and usage."""
     body = read_object(data, "the top level", where)
     usage_data = body.get("usageMetadata")
     usage = None
@@ -150,22 +174,26 @@ def _read(data: Any, where: str) -> _Chunk:
     if candidates is None:
         feedback = body.get("promptFeedback")
         blocked = isinstance(feedback, dict) and feedback.get("blockReason")
-        return _Chunk("", [], "SAFETY" if blocked else None, usage)
+        return _Chunk("", [], "SAFETY" if blocked else None, usage, frozenset({0}))
     if not isinstance(candidates, list) or not candidates:
         raise invalid("candidates", "a non-empty array", candidates, where)
-    candidate = read_object(candidates[0], "candidates[0]", where)
-    finish = optional_str(candidate, "finishReason", "candidates[0]", where)
+    path, candidate, seen = _first(candidates, where)
+    if candidate is None:
+        if whole:  # a whole answer holds every candidate
+            raise invalid("candidates", "an array holding the candidate of index 0", candidates, where)
+        return _Chunk("", [], None, usage, seen)
+    finish = optional_str(candidate, "finishReason", path, where)
     content = candidate.get("content")
     if content is None:
-        return _Chunk("", [], finish, usage)
-    content = read_object(content, "candidates[0].content", where)
+        return _Chunk("", [], finish, usage, seen)
+    content = read_object(content, f"{path}.content", where)
     parts = content.get("parts") or []
     if not isinstance(parts, list):
-        raise invalid("candidates[0].content.parts", "an array", parts, where)
+        raise invalid(f"{path}.content.parts", "an array", parts, where)
     texts: list[str] = []
     calls: list[ToolCall] = []
     for i, part in enumerate(parts):
-        here = f"candidates[0].content.parts[{i}]"
+        here = f"{path}.content.parts[{i}]"
         part = read_object(part, here, where)
         if "functionCall" in part:
             call = read_object(part["functionCall"], f"{here}.functionCall", where)
@@ -186,7 +214,7 @@ def _read(data: Any, where: str) -> _Chunk:
             if not isinstance(text, str):
                 raise invalid(f"{here}.text", "a string", text, where)
             texts.append(text)
-    return _Chunk("".join(texts), calls, finish, usage)
+    return _Chunk("".join(texts), calls, finish, usage, seen)
 
 
 def _resource(model: str) -> str:
@@ -233,7 +261,7 @@ class GeminiDialect:
         return {"x-goog-api-key": key}
 
     def completion(self, data: Any) -> Completion:
-        chunk = _read(data, "the answer")
+        chunk = _read(data, "the answer", whole=True)
         return Completion(
             text=chunk.text,
             tool_calls=tuple(chunk.calls),
@@ -266,6 +294,7 @@ class GeminiStreamState(Collected):
     """Folds ``streamGenerateContent`` events into deltas; function calls are handed on at the finish."""
 
     response_id: str | None = None  # Gemini's ``responseId``: the request id, as Gemini sends no header
+    others: bool = field(default=False, repr=False)  # whether another candidate was seen (n > 1)
 
     @property
     def complete(self) -> bool:
@@ -282,20 +311,26 @@ class GeminiStreamState(Collected):
             raise StreamError(
                 f"the server reported an error mid-stream: {shown(message, 500)}", body=data, partial_text=self.text
             )
-        if self.finish_reason is not None:
-            return None  # nothing is expected after the finish
+        if self.done:
+            return None  # nothing is expected after the finish (n = 1)
         if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
             self.model = data["modelVersion"]
         if isinstance(data, dict) and isinstance(data.get("responseId"), str) and data["responseId"]:
             self.response_id = data["responseId"]
+        if self.finish_reason is not None:  # the first candidate is whole: of the others' events, only the usage
+            usage = data.get("usageMetadata") if isinstance(data, dict) else None
+            if usage is not None:
+                self.usage = _usage(read_object(usage, "usageMetadata", _WHERE))
+            return None
         chunk = _read(data, _WHERE)
+        if chunk.usage is not None:  # the last event's is the whole answer's
+            self.usage = chunk.usage
+        self.others = self.others or any(index != 0 for index in chunk.indices)
         self.add_text(chunk.text)
         self.calls += chunk.calls
-        if chunk.usage is not None:
-            self.usage = chunk.usage
         if chunk.finish is not None:
             self.finish_reason = finish_reason(chunk.finish, bool(self.calls))
-            self.done = True
+            self.done = not self.others  # with candidateCount > 1, read on to the end: the last event has the usage
             return StreamDelta(text=chunk.text, tool_calls=tuple(self.calls), finish_reason=self.finish_reason)
         return StreamDelta(text=chunk.text) if chunk.text else None
 

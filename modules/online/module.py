@@ -707,7 +707,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                     delta = self._masked(state.on_event(event), shown)
                     if delta is not None:
                         yield delta
-                if state.done:
+                if state.done or (state.complete and self._past(deadline)):  # whole: the rest is not waited for
                     break
                 if self._past(deadline):
                     raise self._stream_deadline_error(state)

@@ -40,12 +40,16 @@ A caller may also hand a secret to a call by mistake (as an option's value, a ke
 
 Secrets shorter than 4 characters are not scrubbed: replacing every ``a`` of
 an answer would destroy it and protect nothing.
+
+Why this file is long: the forms of a secret, the whole-text and the piecewise
+scrubbers and the log filter share one set of forms, and read best together.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import re
 import threading
@@ -119,12 +123,17 @@ def secrets_of_headers(headers: Mapping[str, str]) -> list[str]:
 
 def forms_of(secret: str) -> set[str]:
     """The forms in which *secret* may come back: as it is, percent-encoded (either hex case, ``+`` for
-    space), JSON- and ``repr``-escaped (once or twice), and, for a long secret, its base64 at each of the three offsets
+    space), JSON- and ``repr``-escaped (once or twice), JSON-unescaped (a secret holding ``\\`` or ``"``
+    pasted raw into a JSON string), and, for a long secret, its base64 at each of the three offsets
     (the characters of an encoding that depend on the secret's bytes alone, in both alphabets)."""
     found = {secret}
     for encoded in (quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret, safe="")):
         found |= {encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)}
     escaped = {secret}
+    try:  # pasted raw into a JSON string (a server formatting its error text), it is read back unescaped
+        escaped.add(json.loads(f'"{secret}"'))
+    except ValueError:
+        pass
     for _ in range(2):  # JSON or repr escaping, twice (the repr in a log line of a JSON text)
         for text in list(escaped):
             backslashed = text.replace("\\", "\\\\")
