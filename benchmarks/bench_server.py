@@ -21,7 +21,11 @@ Measures, on whatever machine runs it:
   process, ``prompter serve``'s default) and with
   the same batching in the server's own process (``--no-engine-process``),
   each as a ratio against one client in the same run (throughput/1 client,
-  p95/1 client), and the engine process's throughput against the in-server loop's.
+  p95/1 client), and the engine process's throughput against the in-server loop's;
+* **the load generator's floor**: the same clients against a stand-in server that only
+  waits the batched server's single-client median per request, whatever the load
+  (``benchmarks/_floor_server.py``): its p95/1 client is what the client side and HTTP
+  cost by themselves on this machine, the best that ratio can be for any server here.
 
 On a small CPU, PyTorch's intra-op threads fight each other and the server's
 threads; ``--threads 1`` (``torch.set_num_threads(1)``) is usually faster for
@@ -110,6 +114,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         path, per_level, new_tokens, 64, threads, ("--no-engine-process",)
     )
     results["concurrency_batched_stream"] = _throughput_process(path, per_level, new_tokens, 64, threads, stream=True)
+    results["concurrency_floor"] = _throughput_floor(per_level, new_tokens, results["concurrency_batched"][1]["p50_ms"])
     results["concurrency_in_process"] = _throughput_threads(path, per_level, new_tokens, 64)
     top = max(per_level)
     results["engine_process_x"] = round(
@@ -138,6 +143,7 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
         ("concurrency_batched_in_server", "batched, decode loop in the server's process (--no-engine-process)"),
         ("concurrency_batched_stream", "batched, every request streamed (stream=true, answers joined from the pieces)"),
         ("concurrency_in_process", "in a program, no HTTP: threads calling one module (max_batch_size=64)"),
+        ("concurrency_floor", "the load generator's floor: a stand-in server that only waits one client's median"),
     )
     for key, title in titles:
         print(f"  {title}")
@@ -148,6 +154,10 @@ def run(quick: bool = False, max_tokens: int | None = None, threads: int | None 
                 f"  {row['p50_ms']:7.1f}  {row['p95_ms']:7.1f}  {row['throughput_x']:18.2f}x  {row['p95_x']:11.2f}x  {row['mismatched']:10d}"
             )
     print(f"  engine process: {results['engine_process_x']:.2f}x the throughput of the in-server loop at {top} clients")
+    print(
+        f"  p95/1 client at {top} clients: {results['concurrency_batched'][top]['p95_x']:.2f}x served, "
+        f"{results['concurrency_floor'][top]['p95_x']:.2f}x for the stand-in that never slows down"
+    )
     return results
 
 
@@ -270,6 +280,24 @@ def _throughput_process(
     try:
         name = path.name
         return _throughput(base + "/chat/completions", per_level, new_tokens, model=name, stream=stream)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _throughput_floor(per_level: dict[int, int], new_tokens: int, delay_ms: float) -> Any:
+    """:func:`_throughput` against ``benchmarks/_floor_server.py`` answering after *delay_ms* at any load."""
+    import subprocess
+
+    script = str(ROOT / "benchmarks" / "_floor_server.py")
+    argv = [sys.executable, script, "--delay-ms", str(delay_ms), "--tokens", str(new_tokens)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None  # noqa: S101 - asked for above
+        line = proc.stdout.readline()  # "serving at http://127.0.0.1:PORT/v1"
+        if " at " not in line:
+            raise RuntimeError(f"the floor server did not start: {line!r}")
+        return _throughput(line.split(" at ", 1)[1].split()[0] + "/chat/completions", per_level, new_tokens, "floor")
     finally:
         proc.terminate()
         proc.wait(30)

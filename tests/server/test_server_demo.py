@@ -56,7 +56,8 @@ def test_benchmark_quick_mode(tmp_path: Path) -> None:
     assert set(numbers["concurrency"]) == {"1", "8", "64"}
     assert all(row["requests_per_s"] > 0 for row in numbers["concurrency"].values())
     # engine process, then the loop in the server, then a program's threads calling one module (no HTTP)
-    for key in ("concurrency_batched", "concurrency_batched_in_server", "concurrency_batched_stream", "concurrency_in_process"):
+    keys = ("concurrency_batched", "concurrency_batched_in_server", "concurrency_batched_stream", "concurrency_in_process")
+    for key in (*keys, "concurrency_floor"):  # the last: the load generator against a server that never slows
         assert set(numbers[key]) == {"1", "8", "64"}
         assert all(row["mismatched"] == 0 for row in numbers[key].values())
     assert numbers["engine_process_x"] > 0
