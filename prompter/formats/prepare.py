@@ -47,7 +47,7 @@ from typing import Any
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
 from prompter.formats.plain_data import plain
 from prompter.formats.sandbox import CompiledTemplate, render_template
-from prompter.messages import Message, message_from_dict
+from prompter.messages import Message, a_part, message_from_dict
 
 __all__ = [
     "DOCUMENTS_PREAMBLE",
@@ -88,10 +88,10 @@ def _text_parts(content: list[Any], where: str) -> str:
             if not isinstance(text, str):
                 raise MessageError(f"{where}[{j}]: a text part needs a str 'text', got {type(text).__name__}")
             texts.append(text)
-        else:
+        else:  # the caller's type shown short (a repr can be huge), or its type's name when it is no str
             raise UnsupportedContentError(
-                f"{where}[{j}]: a {kind!r} part cannot be rendered by this text-only chat template; "
-                "send text only, or use a model format whose template handles it"
+                f"{where}[{j}]: {a_part(str.__repr__(kind)[:40] if isinstance(kind, str) else type(kind).__name__)} "
+                "cannot be rendered by this text-only chat template; send text only, or a model format that takes it"
             )
     return "\n".join(texts)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import PromptValueError
+from prompter.messages import ContentPart
 
 __all__ = ["DIALECTS", "render_dialect"]
 
@@ -33,7 +34,10 @@ _PART_LISTS: dict[str, tuple[str, str]] = {
     "dashscope": ("prompter.render.dashscope", "text_items"),
     "openai": ("prompter.render.openai", "text_parts"),
 }
-_loaded: dict[str, Callable[[Conversation], Any]] = {}
+# each dialect module's check_part(part, where) refuses a media part the API takes nowhere (audio for
+# Anthropic, an image URL for Ollama): the strategies run it before they merge the messages into one, so
+# the error names the caller's place (history[1].content[0]), not the merged message's
+_loaded: dict[str, tuple[Callable[[Conversation], Any], Callable[[ContentPart, str], None] | None]] = {}
 
 
 def render_dialect(
@@ -49,18 +53,20 @@ def render_dialect(
     from prompter.render.media import resolve_conversation
     from prompter.render.strategies import arrange, checked_options, text_as_parts
 
-    render = _loaded.get(name)
-    if render is None:
+    loaded = _loaded.get(name)
+    if loaded is None:
         if name not in _DIALECTS:
             known = ", ".join(["text", *sorted(_DIALECTS)])
             raise PromptValueError(f"unknown format {name!r}; expected one of: {known}")
-        module, function = _DIALECTS[name]
-        render = _loaded[name] = getattr(import_module(module), function)
+        module_name, function = _DIALECTS[name]
+        module = import_module(module_name)
+        loaded = _loaded[name] = (getattr(module, function), getattr(module, "check_part", None))
+    render, check_part = loaded
     checked_options(strategy, history_header, as_agent)
     check_json_values(conv)
     conv = resolve_conversation(conv, file_urls=name == "dashscope")
-    body = render(arrange(conv, name, strategy, history_header, as_agent))
+    body = render(arrange(conv, name, strategy, history_header, as_agent, check_part))
     if name in _PART_LISTS and text_as_parts(strategy, history_header):
-        module, function = _PART_LISTS[name]
-        body = getattr(import_module(module), function)(body)
+        module_name, function = _PART_LISTS[name]
+        body = getattr(import_module(module_name), function)(body)
     return body

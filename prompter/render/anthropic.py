@@ -43,7 +43,7 @@ from prompter.render.common import (
     split_data_url,
 )
 
-__all__ = ["render_anthropic", "text_blocks", "tool_use_id"]
+__all__ = ["check_part", "render_anthropic", "text_blocks", "tool_use_id"]
 
 _IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -69,9 +69,20 @@ def _image_block(url: str, where: str) -> dict[str, Any]:
     media_type, encoded = data
     if media_type not in _IMAGE_MEDIA_TYPES:
         raise UnsupportedContentError(
-            f"{where}: Anthropic takes {', '.join(_IMAGE_MEDIA_TYPES)} images, not {media_type}"
+            f"{where}: Anthropic takes {', '.join(_IMAGE_MEDIA_TYPES)} images, not {media_type[:40]}; "
+            "convert the image to PNG or JPEG"
         )
     return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": encoded}}
+
+
+def check_part(part: ContentPart, where: str) -> None:
+    """Anthropic takes images only (by URL, or as JPEG, PNG, GIF or WebP data), wherever the part stands."""
+    if part.type != "image_url":
+        raise UnsupportedContentError(
+            f"{where}: the Anthropic Messages API takes no {part.type}; send images and text only "
+            "(or use format='gemini' for audio and video)"
+        )
+    _image_block(part.url, where)
 
 
 def _blocks(content: str | tuple[ContentPart, ...], where: str, images: bool = True) -> list[dict[str, Any]]:
@@ -85,10 +96,7 @@ def _blocks(content: str | tuple[ContentPart, ...], where: str, images: bool = T
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
         elif part.type != "image_url":
-            raise UnsupportedContentError(
-                f"{here}: the Anthropic Messages API takes no {part.type}; send images and text only "
-                "(or use format='gemini' for audio and video)"
-            )
+            check_part(part, here)
         elif images:
             blocks.append(_image_block(part.url, here))
         else:

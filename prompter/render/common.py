@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -22,6 +22,7 @@ __all__ = [
     "empty_turn_error",
     "function_specs",
     "lift_system",
+    "media_parts",
     "plain_text",
     "split_data_url",
     "tool_call_names",
@@ -50,6 +51,15 @@ def conversation_messages(conv: Conversation) -> list[Located]:
     return located
 
 
+def media_parts(located: Iterable[Located]) -> Iterator[tuple[str, ContentPart]]:
+    """Every image, audio and video part of the messages, with where it is (``history[2].content[1]``)."""
+    for where, message in located:
+        if not isinstance(message.content, str):
+            for k, part in enumerate(message.content):
+                if part.type != "text":
+                    yield f"{where}.content[{k}]", part
+
+
 def check_json_values(conv: Conversation) -> None:
     """An API body is JSON: tool-call arguments holding ``NaN`` or ``Infinity`` (which Python's json reads and
     writes, and every API refuses) or giving a key twice (the caller's text, which OpenAI's dialects send,
@@ -57,10 +67,11 @@ def check_json_values(conv: Conversation) -> None:
     tools holding ``NaN`` or ``Infinity`` a ToolsError. (A local model's template reads them as its own
     ``tojson`` writes them, as transformers renders them: only API bodies are checked.)"""
     if conv.tools is not None and ("NaN" in conv.tools.json or "Infinity" in conv.tools.json):
-        try:
-            strict_loads(conv.tools.json)
-        except NotJSONError as exc:
-            raise ToolsError(f"tools: {exc}") from None
+        for i, tool in enumerate(json.loads(conv.tools.json)):  # each tool alone, to name the one at fault
+            try:
+                strict_loads(json.dumps(tool))
+            except NotJSONError as exc:
+                raise ToolsError(f"tools[{i}]: {exc}") from None
     # only messages with tool calls: pairs carry none, and the current turn's messages are conv.current
     located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if isinstance(m, Message) and m.tool_calls]
     several = len(conv.current) > 1

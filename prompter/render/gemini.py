@@ -52,7 +52,7 @@ from prompter.render.common import (
 )
 from prompter.render.media import EXTENSIONS
 
-__all__ = ["render_gemini"]
+__all__ = ["check_part", "render_gemini"]
 
 _ROLES = {"user": "user", "assistant": "model", "tool": "user"}
 
@@ -66,6 +66,11 @@ _IMAGE_EXTENSIONS = {
     "heic": "image/heic",
     "heif": "image/heif",
 }
+
+
+def check_part(part: ContentPart, where: str) -> None:
+    """Gemini takes images, audio and video by URL or as data: only a malformed ``data:`` URL is refused."""
+    split_data_url(part.url, where)
 
 
 def _image_part(url: str, where: str, kind: str = "image_url") -> dict[str, Any]:

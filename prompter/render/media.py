@@ -33,7 +33,7 @@ from contextvars import ContextVar
 from urllib.parse import unquote, urlsplit
 
 from prompter.conversation import Conversation
-from prompter.errors import UnsupportedContentError
+from prompter.errors import MessageError, UnsupportedContentError
 from prompter.messages import ContentPart, Message
 
 __all__ = [
@@ -136,6 +136,12 @@ def web_extension(url: str) -> str:
     return _extension(urlsplit(url).path)
 
 
+def _shown_url(url: str) -> str:
+    """A web URL as a log line shows it: no user info, query or fragment (a signed URL's key is there)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}"[:80]
+
+
 def media_type(kind: str, path: str) -> str | None:
     """The MIME type of a file of this kind of part, by its extension; None when it is not one."""
     return EXTENSIONS[kind].get(_extension(path))
@@ -158,11 +164,17 @@ def resolve(part: ContentPart, where: str, *, file_urls: bool = False) -> Conten
             _warn(f"{where}: skipped a data: URL of type {given[:60]!r}: not an {word} this API can take")
             return None
         return part
-    path = local_path(part.url)
+    try:
+        path = local_path(part.url)
+        extension = web_extension(part.url) if path is None else ""
+    except ValueError as exc:  # urlsplit cannot read it ("Invalid IPv6 URL"): no API could
+        raise MessageError(
+            f"{where}: the {word} URL cannot be read ({exc}); give an https:// or data: URL, or a local path"
+        ) from None
     if path is None:
-        extension = web_extension(part.url)
         if extension and extension not in EXTENSIONS[part.type]:
-            _warn(f"{where}: skipped {part.url[:80]!r}: a .{extension} URL is not an {word} this API can take")
+            shown = _shown_url(part.url)
+            _warn(f"{where}: skipped {shown!r}: a {'.' + extension[:10]!r} URL is not an {word} this API can take")
             return None
         return part
     if not _LOCAL_FILES.get():

@@ -29,10 +29,32 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
-from prompter.messages import Message
+from prompter.messages import ContentPart, Message, a_part
 from prompter.render.common import conversation_messages, split_data_url, tool_call_names
 
-__all__ = ["render_ollama"]
+__all__ = ["check_part", "image_data", "render_ollama"]
+
+
+def image_data(part: ContentPart, where: str, endpoint: str = "/api/chat") -> str:
+    """The base64 data of an image part, as Ollama's ``images`` take it (it fetches no URL and takes no audio
+    or video): any other part is refused, naming ``where`` the caller gave it."""
+    if part.type != "image_url":
+        raise UnsupportedContentError(
+            f"{where}: Ollama's {endpoint} takes images only (base64 data only), not {a_part(part.type)}; "
+            "send the text alone (or use format='gemini' for audio and video)"
+        )
+    data = split_data_url(part.url, where)
+    if data is None:  # the URL itself is not shown: a signed URL carries its key
+        raise UnsupportedContentError(
+            f"{where}: Ollama's {endpoint} takes images as base64 data only, not an image URL; "
+            "download the image and pass its local path or a data: URL"
+        )
+    return data[1]
+
+
+def check_part(part: ContentPart, where: str) -> None:
+    """Ollama takes images as base64 data only, wherever the part stands."""
+    image_data(part, where)
 
 
 def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str, Any]:
@@ -46,18 +68,7 @@ def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str
             if part.type == "text":
                 texts.append(part.text)
                 continue
-            here = f"{where}.content[{k}]"
-            if part.type != "image_url":
-                raise UnsupportedContentError(
-                    f"{here}: Ollama's /api/chat takes images only, not {part.type}; send the text alone"
-                )
-            data = split_data_url(part.url, here)
-            if data is None:
-                raise UnsupportedContentError(
-                    f"{here}: Ollama's /api/chat takes images as base64 data only, not a URL "
-                    f"({part.url[:60]!r}); download the image and pass its local path or a data: URL"
-                )
-            images.append(data[1])
+            images.append(image_data(part, f"{where}.content[{k}]"))
         text = "\n".join(texts)
     out: dict[str, Any] = {"role": message.role, "content": text}
     if images:

@@ -18,9 +18,16 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
-from prompter.render.common import conversation_messages, split_data_url
+from prompter.messages import ContentPart
+from prompter.render.common import conversation_messages
+from prompter.render.ollama import image_data
 
-__all__ = ["render_ollama_generate"]
+__all__ = ["check_part", "render_ollama_generate"]
+
+
+def check_part(part: ContentPart, where: str) -> None:
+    """``/api/generate`` takes images as base64 data only, wherever the part stands."""
+    image_data(part, where, "/api/generate")
 
 
 def render_ollama_generate(conv: Conversation) -> dict[str, Any]:
@@ -40,15 +47,7 @@ def render_ollama_generate(conv: Conversation) -> dict[str, Any]:
             if part.type == "text":
                 texts.append(part.text)
                 continue
-            here = f"{where}.content[{k}]"
-            data = split_data_url(part.url, here) if part.type == "image_url" else None
-            if data is None:
-                kind = "an image URL" if part.type == "image_url" else f"a {part.type} part"
-                raise UnsupportedContentError(
-                    f"{here}: Ollama's /api/generate takes images as base64 data only, not {kind}; "
-                    "pass a local image file or a data: URL"
-                )
-            images.append(data[1])
+            images.append(image_data(part, f"{where}.content[{k}]", "/api/generate"))
     body: dict[str, Any] = {"prompt": "\n".join(text for text in texts if text)}
     if images:
         body["images"] = images

@@ -12,8 +12,10 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message, a_part
+from prompter.render.common import conversation_messages, media_parts
 
 __all__ = [
+    "check_part",
     "message_dict",
     "openai_messages",
     "refuse_assistant_media",
@@ -113,26 +115,27 @@ def openai_messages(conv: Conversation, keep_null: bool = False, signatures: boo
     return messages
 
 
-def refuse_other_media(messages: list[dict[str, Any]], dialect: str, audio: bool = True) -> None:
-    """OpenAI's chat completions take images and ``input_audio`` only: say so for any other part
-    (``audio=False``: no audio at all, as GLM)."""
-    refused = ("audio_url", "video_url") if audio else ("audio_url", "video_url", "input_audio")
-    for i, message in enumerate(messages):
-        content = message["content"]
-        if not isinstance(content, list):
-            continue
-        for k, part in enumerate(content):
-            if not audio and part["type"] == "input_audio":
-                raise UnsupportedContentError(
-                    f"messages[{i}].content[{k}]: format={dialect!r} takes no audio; send the text alone"
-                )
-            if part["type"] in refused:
-                audio = part["type"] == "audio_url"
-                what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if audio else "no video"
-                raise UnsupportedContentError(
-                    f"messages[{i}].content[{k}]: format={dialect!r} takes {what}, not {a_part(part['type'])}; "
-                    "use format='gemini' (or 'dashscope') for audio and video URLs"
-                )
+def check_part(part: ContentPart, where: str, dialect: str = "openai", audio: bool = True) -> None:
+    """OpenAI's chat completions take images and ``input_audio`` (base64 WAV or MP3 data) only, wherever
+    the part stands: say so for any other part at ``where``, the caller's place (``audio=False``: no
+    audio at all, as GLM)."""
+    if part.type == "audio" and not audio:
+        raise UnsupportedContentError(f"{where}: format={dialect!r} takes no audio; send the text alone")
+    if part.type == "video" or (part.type == "audio" and _input_audio(part.url) is None):
+        given = "video_url" if part.type == "video" else "audio_url"
+        what = "audio as base64 WAV or MP3 data (a local .wav/.mp3 file)" if part.type == "audio" else "no video"
+        raise UnsupportedContentError(
+            f"{where}: format={dialect!r} takes {what}, not {a_part(given)}; "
+            "use format='gemini' (or 'dashscope') for audio and video URLs"
+        )
+
+
+def refuse_other_media(conv: Conversation, dialect: str, audio: bool = True) -> None:
+    """:func:`check_part` for every media part of the conversation, naming where the caller gave it."""
+    if all(type(m) is not Message or type(m.content) is str for m in (*conv.history, *conv.current)):
+        return  # text only (the common case), found without locating every message
+    for where, part in media_parts(conversation_messages(conv)):
+        check_part(part, where, dialect, audio)
 
 
 def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = False) -> None:
@@ -174,8 +177,8 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
     part but text in an assistant or system message (:func:`refuse_assistant_media`).
     """
     refuse_assistant_media(conv, "openai", system=True)
+    refuse_other_media(conv, "openai")
     messages = openai_messages(conv, keep_null=True, signatures=True)
-    refuse_other_media(messages, "openai")
     body: dict[str, Any] = {"messages": messages}
     if conv.tools is not None and len(conv.tools):
         body["tools"] = conv.tools.as_list()

@@ -34,6 +34,9 @@ Like AgentScope, Gemini and Ollama put the system prompt in the merged text (Oll
 system message carrying the whole conversation), and so does OpenAI under 0.0.x's header
 (``LEGACY_HEADER``), as 0.0.x's LiteLLM wrapper did; the other dialects keep their system field.
 
+Why this file is long: the three steps are one algorithm (the strategy's decision reads the same
+speakers, turns and media the merge writes), and each dialect's rules for both sit together here.
+
 >>> from prompter.messages import Message
 >>> conv = Conversation(system="Be brief.", history=(
 ...     Message("assistant", "Hi.", name="Bob"), Message("assistant", "Hello!", name="Alice")), input="Go on")
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from prompter.conversation import Conversation
@@ -66,6 +70,7 @@ __all__ = [
 ]
 
 Strategy = Literal["chat", "multi_agent", "auto"]
+PartCheck = Callable[[ContentPart, str], None]
 STRATEGIES = frozenset(("chat", "multi_agent", "auto"))
 DEFAULT_HEADER = "## Conversation History"
 """AgentScope 0.1.x's header; ``"## Dialogue History"`` is 0.0.x's."""
@@ -269,19 +274,22 @@ def _text(content: str | tuple[ContentPart, ...]) -> str:
     return "\n".join(part.text for part in content if part.type == "text")
 
 
-def _speaker_label(message: Message) -> str:
+def _speaker_label(message: Message, where: str) -> str:
     """The speaker as a line prefix; a name spanning lines could forge another speaker's line."""
     name = speaker_of(message)
     if len((name + ".").splitlines()) > 1:  # any line boundary str.splitlines knows, trailing ones too
         raise MessageError(
-            f"name {name[:40]!r}: a speaker's name must be one line (it starts a 'name: text' line of the "
-            "merged history); remove the line break"
+            f"{where}.name {name[:40]!r}: a speaker's name must be one line (it starts a 'name: text' line of "
+            "the merged history); remove the line break"
         )
     return name
 
 
-def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str], list[ContentPart]]:
-    """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts.
+def _lines(
+    messages: list[Message], dialect: str, header: str, wheres: list[str]
+) -> tuple[list[str], list[ContentPart]]:
+    """One ``name: text`` line per message (tool calls and results as tagged JSON) and the media parts
+    (``wheres``: where the caller gave each message, for an error).
 
     Two dialects follow their AgentScope 0.1.x formatter where it differs: Anthropic's writes one
     line per text block of a message, and DashScope's (not 0.0.x's wrappers, whose header is
@@ -293,7 +301,7 @@ def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str
     # a tool result names its function as AgentScope's blocks do: an OpenAI-style result carries only the
     # id of its call, so the name is the call's, as every dialect's renderer finds it
     functions = {call.id: call.name for message in messages for call in message.tool_calls if call.id}
-    for message in messages:
+    for message, where in zip(messages, wheres):
         if message.role == "tool":
             text = _text(message.content)
             name = functions.get(message.tool_call_id or "") or message.name
@@ -309,7 +317,7 @@ def _lines(messages: list[Message], dialect: str, header: str) -> tuple[list[str
         # an empty text is still a turn: AgentScope writes "Bob: " (0.1.x skips only a message
         # with no text block at all, as a tool call alone is; its DashScope formatter one with no text)
         if said or (texts and not message.tool_calls and not skip_empty):
-            label = _speaker_label(message)
+            label = _speaker_label(message, where)
             lines.extend(f"{label}: {text}" for text in (texts if per_block else ["\n".join(texts)]))
         for call in message.tool_calls:
             use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
@@ -323,15 +331,22 @@ def _media(message: Message) -> list[ContentPart]:
     return [] if isinstance(message.content, str) else [part for part in message.content if part.type != "text"]
 
 
-def multi_agent(conv: Conversation, dialect: str, header: str) -> Conversation:
+def multi_agent(conv: Conversation, dialect: str, header: str, check: PartCheck | None = None) -> Conversation:
     """The conversation as a system prompt and one user message of ``name: text`` lines."""
-    messages = _messages(conv._replace(label=None))
+    from prompter.render.common import conversation_messages, media_parts
+
+    located = conversation_messages(conv._replace(label=None))  # errors name the caller's places, lost once merged
+    if check is not None:
+        for where, part in media_parts(located):
+            check(part, where)
+    wheres, messages = [where for where, _ in located], [message for _, message in located]
     first_system, first_media = "", []
     if messages and messages[0].role == "system" and not conv.system_text:
         # AgentScope: a leading system Msg is the system prompt; its media go with the others, after the text
         first_system, first_media, messages = _text(messages[0].content), _media(messages[0]), messages[1:]
+        wheres = wheres[1:]
     system = conv.system_text or first_system
-    lines, media = _lines(messages, dialect, header)
+    lines, media = _lines(messages, dialect, header, wheres)
     media = first_media + media
     place = _SYSTEM_PLACE.get(dialect, "field")
     if dialect == "openai" and header == LEGACY_HEADER:
@@ -369,8 +384,10 @@ def arrange(
     strategy: str | None = None,
     history_header: str | None = None,
     as_agent: str | None = None,
+    check: PartCheck | None = None,
 ) -> Conversation:
-    """``conv`` rearranged for ``dialect`` ("text" for a local model) under the options."""
+    """``conv`` rearranged for ``dialect`` ("text" for a local model) under the options; ``check(part, where)``
+    refuses a media part the dialect can send nowhere, run before the messages are merged into one."""
     if as_agent is not None:
         conv = point_of_view(conv, as_agent)
     if strategy is None:
@@ -380,15 +397,16 @@ def arrange(
             return conv
         else:
             strategy = "chat" if dialect == "openai" else "auto"
+    header = DEFAULT_HEADER if history_header is None else history_header
     if strategy == "multi_agent" or dialect == "ollama_generate":
-        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+        return multi_agent(conv, dialect, header, check)
     if _unnamed(conv) and not _lacks_final_user_turn(conv, dialect) and not _opens_on_assistant_turn(conv, dialect):
         return conv  # the common case, decided without building the messages: the roles are the speakers
     messages = _said(_messages(conv))
-    if strategy == "auto" and _speakers(messages) > 2 and dialect != "openai":
-        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
-    if _needs_merge(messages, dialect, conv.label is not None):
-        return multi_agent(conv, dialect, DEFAULT_HEADER if history_header is None else history_header)
+    if (strategy == "auto" and _speakers(messages) > 2 and dialect != "openai") or _needs_merge(
+        messages, dialect, conv.label is not None
+    ):
+        return multi_agent(conv, dialect, header, check)
     return conv
 
 

@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from prompter.conversation import Conversation
+from prompter.errors import UnsupportedContentError
 from prompter.instruction import InstructionTemplate
-from prompter.messages import Message, text_of
+from prompter.messages import Message, a_part, text_of
 
 if TYPE_CHECKING:
     from prompter.formats.model_format import ModelFormat
@@ -223,4 +224,20 @@ def render_with_model(conv: Conversation, fmt: ModelFormat) -> str:
     """Exactly what ``fmt``'s chat template renders for the conversation."""
     # the same list object on every call lets the format cache what it derived for these tools
     tools = conv.tools.shared if conv.tools is not None and len(conv.tools) else None
-    return fmt.render_messages(conversation_messages(conv), tools=tools, add_generation_prompt=conv.label is None)
+    try:
+        return fmt.render_messages(conversation_messages(conv), tools=tools, add_generation_prompt=conv.label is None)
+    except UnsupportedContentError:
+        # a text-only template met a media part: the format names it by its place in the template's message
+        # list (after the system prompt), as an image; the caller gave it at history[i] or input, of its kind
+        from prompter.render.common import conversation_messages as located_messages
+        from prompter.render.common import media_parts
+
+        first = next(media_parts(located_messages(conv)), None)
+        if first is None:
+            raise
+        where, part = first
+        raise UnsupportedContentError(
+            f"{where}: {a_part(part.type)} cannot be rendered by the text-only chat template of "
+            f"{fmt.name[:60]!r}; send text only, or use a model format whose template takes it (or "
+            "format='openai', or another API dialect)"
+        ) from None

@@ -21,33 +21,44 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
-from prompter.messages import a_part
+from prompter.messages import ContentPart, a_part
+from prompter.render.common import conversation_messages
+from prompter.render.openai import check_part as check_openai_part
 from prompter.render.openai import openai_messages, refuse_assistant_media, refuse_other_media
 
-__all__ = ["render_zhipu"]
+__all__ = ["check_part", "render_zhipu"]
 
 
-def _text(parts: list[dict[str, Any]], where: str, role: str) -> str:
-    """A list of text parts as the string GLM documents for a system, assistant or tool message."""
-    for k, part in enumerate(parts):
-        if part["type"] != "text":
-            raise UnsupportedContentError(
-                f"{where}.content[{k}]: format='zhipu' takes only text in a {role} message (its content is a "
-                f"string), not {a_part(repr(part['type']))}; give it in a user message"
-            )
-    return "\n".join(part["text"] for part in parts)
+def check_part(part: ContentPart, where: str) -> None:
+    """GLM takes images only (no audio, no video), wherever the part stands."""
+    check_openai_part(part, where, "zhipu", audio=False)
+
+
+def _refuse_media_outside_user_turns(conv: Conversation) -> None:
+    """The ``content`` of a system, assistant or tool message is a string for GLM: a part but text there is
+    refused, naming where the caller gave it."""
+    for where, message in conversation_messages(conv):
+        if message.role == "user" or isinstance(message.content, str):
+            continue
+        for k, part in enumerate(message.content):
+            if part.type != "text":
+                raise UnsupportedContentError(
+                    f"{where}.content[{k}]: format='zhipu' takes only text in a {message.role} message (its "
+                    f"content is a string), not {a_part(repr(part.type))}; give it in a user message"
+                )
 
 
 def render_zhipu(conv: Conversation) -> dict[str, Any]:
     """The body of GLM's chat completions call (without ``model`` and generation options)."""
     refuse_assistant_media(conv, "zhipu")
+    refuse_other_media(conv, "zhipu", audio=False)
+    _refuse_media_outside_user_turns(conv)
     messages = openai_messages(conv)  # fresh dicts: trimmed in place
-    refuse_other_media(messages, "zhipu", audio=False)
-    for i, message in enumerate(messages):
+    for message in messages:
         message.pop("name", None)
         content = message["content"]
         if isinstance(content, list) and message["role"] != "user":
-            message["content"] = _text(content, f"messages[{i}]", message["role"])
+            message["content"] = "\n".join(part["text"] for part in content)  # text parts only, checked above
         elif isinstance(content, list):
             for part in content:
                 if part["type"] == "image_url":
