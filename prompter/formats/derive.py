@@ -7,7 +7,9 @@ private-use sentinels, reads the strings between the sentinels, and then checks
 the result against the template on every shape it probes (with and without a
 system message, one to four rounds, assistant last, with and without the
 generation prompt, contents that are empty, padded with whitespace, or that
-contain the template's own string literals).  Only a layout that reproduces
+contain the template's own string literals, or that are as long as a number the
+template names; a template naming a number of seven or more, as in
+``loop.index > 9``, also on every longer conversation up to two messages past it).  Only a layout that reproduces
 the template on all of them is returned; any difference means ``None`` and the
 template itself renders.
 
@@ -545,6 +547,11 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
             return None
     if not _agrees(layout, render, lambda i: _sentinel(i) + "Long text. " * 550, _SHAPES[4:6]):
         return None  # the template reacts to the length of a text (a threshold, a cut)
+    long_shapes, sized = _counting_shapes(source), sized_texts(source)
+    if long_shapes is None or sized is None or not _agrees(layout, render, _sentinel, long_shapes):
+        return None  # the template counts messages further than any shape can show
+    if not all(_agrees(layout, render, text, _SHAPES[4:6], skip=True) for text in sized):
+        return None  # the template tests a text's exact length
     # an empty text, and one of whitespace only (``content | trim | length == 0``, which no padded text shows)
     if not _agrees(layout, render, lambda i: ""):
         layout = _replace(layout, nonempty=True)
@@ -571,6 +578,62 @@ def _derive(source: str, render: Callable[..., str | None], bos_token: str | Non
     if avoid:
         layout = _replace(layout, avoid=tuple(avoid))
     return layout
+
+
+MAX_COUNTED = 64
+"""The largest whole number in a template's source that probing follows with conversations that long;
+a template naming a larger one gets no fixed strings."""
+
+MAX_SIZED = 100_000
+"""The largest whole number in a template's source that probing follows with a text that long
+(``content | length == 300``); a template naming a larger one gets no fixed strings or skeletons."""
+
+
+@lru_cache(maxsize=256)
+def _numbers(source: str) -> tuple[float, ...]:
+    """The whole numbers (and floats) the template's source names, made positive: what it may count to."""
+    import jinja2.nodes
+
+    consts = compile_template(source).template.environment.parse(source).find_all(jinja2.nodes.Const)
+    return tuple(sorted({abs(n.value) for n in consts if type(n.value) in (int, float)}))
+
+
+def _counting_shapes(source: str) -> tuple[tuple[str, ...], ...] | None:
+    """Conversations of every length up to past the largest whole number the template names, or None
+    when that number is too large to follow.
+
+    A template may branch on how many messages come before one or in all (``loop.index > 9``,
+    ``messages | length == 8``): the probed shapes are seven messages at most, so a number at least
+    that large is followed with every longer length up to two past it, with and without a leading
+    system message (each index then falls on the other role too). Small numbers (``indent=4``,
+    ``loop.index0 % 2``) need none.
+    """
+    reach = max(_numbers(source), default=0)
+    if not reach <= MAX_COUNTED:  # NaN too
+        return None
+    shapes: list[tuple[str, ...]] = []
+    for length in range(len(_SHAPES[-1]) + 1, int(reach) + 3):
+        turns = tuple("user" if i % 2 == 0 else "assistant" for i in range(length))
+        shapes += [turns, ("system", *turns[: length - 1])]
+    return tuple(shapes)
+
+
+def sized_texts(source: str) -> list[Callable[[int], str]] | None:
+    """Texts exactly as long as each whole number the template names, or None when one is too large.
+
+    A template may test a text's exact length (``content | length == 13``), which neither the short
+    nor the long probes show.
+    """
+    numbers = _numbers(source)
+    if not all(n <= MAX_SIZED for n in numbers):  # NaN too
+        return None
+    return [_cut(int(n)) for n in numbers if n >= 1 and n == int(n)]
+
+
+def _cut(size: int) -> Callable[[int], str]:
+    """Realistic text of ``size`` characters, each message's its own from the first character (Mistral's
+    templates compare messages with each other)."""
+    return lambda i: (chr(0x41 + i % 26) + _text(i) * (size // 60 + 1))[:size]
 
 
 def _reacts(layout: Layout, render: Callable[..., str | None], literal: str) -> bool:

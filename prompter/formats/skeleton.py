@@ -12,7 +12,8 @@ same shape are the markup with their contents put back in the sentinels' places.
 That is only sound where the template treats content as opaque text.  Before any skeleton
 of a template is used, :func:`_policy` checks it on a dozen shapes with realistic text
 (letters of both cases, digits, quotes, markup, jinja-looking text, a newline; also 6,000
-characters of it, for templates that cut or test the length of a text), text padded
+characters of it, for templates that cut or test the length of a text, and as many characters
+as each number the template names, for ``content | length == 13``), text padded
 with whitespace (learning whether the template keeps, strips or reacts to it), empty text,
 the same text in every message (Mistral's templates compare messages), and text carrying
 each of the template's own string literals (``</think>``, ``<tool_call>``): the skeleton
@@ -303,6 +304,8 @@ def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable
         except KeyError:
             return None
         roles = tuple(names)
+        if roles.count("system") > (roles[0] == "system") and _padded_later_system(roles, contents):
+            return None  # (the count inlined: a call on every render cost 0.1 us)
         if (plain and not (nonempty and ("" in contents or (blank and _blank_in(contents))))) or _untrimmed(
             modes, roles, contents
         ):
@@ -313,9 +316,18 @@ def entry_renderer(fmt: Any, entry: _Entry, render_full: RenderFull) -> Callable
                 return _interleave(skeleton.parts, contents)
         if not _ROLES.issuperset(roles):
             return None
-        return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full)
+        return _fill(fmt, entry, roles, contents, tools, add_generation_prompt, render_full, checked=True)
 
     return render
+
+
+def _padded_later_system(roles: tuple[str, ...], contents: list[str]) -> bool:
+    """Whether a system message past the first has edge whitespace: the probes only ever put a system
+    message first, and templates treat a later one apart (Gemma 3 trims it, not the first), so such
+    a conversation renders through the template."""
+    if not roles or roles.count("system") <= (roles[0] == "system"):  # none past the first (the hot path)
+        return False
+    return any(role == "system" and content.strip() != content for role, content in zip(roles[1:], contents[1:]))
 
 
 def _untrimmed(modes: dict[str, str] | None, roles: tuple[str, ...], contents: list[str]) -> bool:
@@ -431,9 +443,12 @@ def _fill(
     tools: Any,
     add_generation_prompt: bool,
     render_full: RenderFull,
+    checked: bool = False,
 ) -> str | None:
+    """The prompt from the shape's skeleton (made on first use), or None; *checked*: the caller has
+    already ruled out a later system message with edge whitespace (:func:`_padded_later_system`)."""
     policy = entry.policy
-    if policy is None:
+    if policy is None or (not checked and _padded_later_system(roles, contents)):
         return None
     if entry.plain and not entry.nonempty:
         skeleton = entry.skeletons.get((roles, add_generation_prompt), _MISSING)
@@ -529,6 +544,10 @@ def _text(i: int) -> str:
     return f"Hello World {i}! It's \"quoted\" & <b>bold</b> 10% {{{{ x }}}} [A]\nSecond line, ünïcode 中文."
 
 
+def _by_index(text: Callable[[int], str]) -> Callable[[int, str], str]:
+    return lambda i, role: text(i)
+
+
 def _carrying(literal: str) -> Callable[[int, str], str]:
     return lambda i, role: literal + _text(i) + literal
 
@@ -561,7 +580,7 @@ def _policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: Rende
 
 
 def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full: RenderFull) -> Policy | None:
-    from prompter.formats.derive import BLANK_TEXTS, MAX_LITERALS, SHORT_TEXTS, inspects_text, literals
+    from prompter.formats.derive import BLANK_TEXTS, MAX_LITERALS, SHORT_TEXTS, inspects_text, literals, sized_texts
 
     dated = "strftime_now" in source
     if dated and len(re.findall(r"strftime_now\s*\(", source)) != len(_DATE_ONLY.findall(source)):
@@ -613,6 +632,9 @@ def _probe_policy(fmt: Any, source: str, tools: Any, entry: _Entry, render_full:
                 return None
         if not agrees(policy, lambda i, role: _text(i) * 64, _LITERAL_SHAPES):
             return None  # the template reacts to the length of a text (a threshold, a cut)
+        sized = sized_texts(source)  # texts as long as each number it names (``content | length == 13``)
+        if sized is None or not all(agrees(policy, _by_index(text), _LITERAL_SHAPES) for text in sized):
+            return None
         mode = whitespace(policy, None)
         if mode != "keep":
             by_role = tuple((role, whitespace(policy, role)) for role in ("system", "user", "assistant"))
