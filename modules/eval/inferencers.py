@@ -139,10 +139,11 @@ class GenInferencer:
         gold = entry.get(r.output_column) if r.output_column else None
         if prompts.markup and not prompts.api:
             text, spans = parse_with_spans(prompts.meta, prompt, mode="gen")
-            return {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold, "user_spans": list(spans)}
+            job = {"index": index, "kind": "gen", "origin_prompt": text, "gold": gold, "user_spans": list(spans)}
+            return {**job, **_added_tokens(prompts)}
         asked = api_prompt(prompts.meta, prompt) if prompts.api else _text(prompts.meta.parse(prompt, mode="gen"))
         job = {"index": index, "kind": "gen", "origin_prompt": asked, "gold": gold}
-        return {**job, "chat_template": True} if prompts.api and prompts.chat else job
+        return {**job, "chat_template": True} if prompts.api and prompts.chat else {**job, **_added_tokens(prompts)}
 
     def jobs(
         self, prompts: Prompts, tests: Sequence[Mapping[str, Any]], ice_ids: Sequence[Sequence[int]]
@@ -161,6 +162,7 @@ class GenInferencer:
                 "kind": "gen",
                 "origin_prompt": _text(text),
                 "gold": entry.get(r.output_column) if r.output_column else None,
+                **_added_tokens(prompts),
             }
             for i, (entry, text) in enumerate(zip(tests, texts, strict=True))
         ]
@@ -172,14 +174,16 @@ class GenInferencer:
         options: dict[str, Any] = {"max_new_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
         if isinstance(prompt, str) and hasattr(module, "prepare_text") and hasattr(module, "generate"):
             spans = job.get("user_spans")
-            marked = {} if spans is None else {"user_spans": [tuple(span) for span in spans]}
+            marked: dict[str, Any] = {} if spans is None else {"user_spans": [tuple(span) for span in spans]}
+            if job.get("add_special_tokens") and _takes(module.prepare_text, "add_special_tokens"):
+                marked["add_special_tokens"] = True
             text = module.generate(module.prepare_text(prompt, **marked, **options)).text
         else:
             options = {"max_tokens": self.max_out_len, **({"stop": stops} if stops else {})}
             text = module((chat_template_input if job.get("chat_template") else api_input)(prompt), **options)
             if not isinstance(text, str):
                 raise ModuleConfigError(f"the module answered {type(text).__name__}, not text; Gen needs text answers")
-        record = {k: v for k, v in job.items() if k not in ("user_spans", "chat_template")}
+        record = {k: v for k, v in job.items() if k not in ("user_spans", "chat_template", "add_special_tokens")}
         return {**record, "prediction": cut_at_stop_words(text, stops)}
 
 
@@ -336,6 +340,8 @@ class PPLInferencer:
         pairs = [tuple(p) for p in job["pairs"]]
         norm = [tuple(p) for p in job.get("norm_pairs", ())]
         options: dict[str, Any] = {"compat": job["score_as"]} if job.get("score_as") and _takes(score, "compat") else {}
+        if norm and "compat" in options and _takes(score, "mask_empty_context"):  # each context masks, "" too
+            options["mask_empty_context"] = True
         if job.get("user_spans") is not None and _takes(score, "user_spans"):
             options["user_spans"] = [*job["user_spans"], *[None] * len(norm)]
         losses = score(pairs + norm, batch_size=max(len(pairs) + len(norm), 1), **options)
@@ -353,6 +359,13 @@ def _compat(prompts: Prompts) -> str | None:
     ``normalizing_str``), as OpenCompass scores them."""
     template = prompts.prompt_template or prompts.ice_template
     return template.compat if template is not None and template.compat is not None else prompts.retriever.compat
+
+
+def _added_tokens(prompts: Prompts) -> dict[str, bool]:
+    """What a Gen job of a text prompt says about the ids the tokenizer adds: in ``compat="opencompass"``
+    mode a local model generates from ``tokenizer(text)``'s ids, a bos included where the tokenizer adds one,
+    as OpenCompass's Hugging Face base models do (and as its ``get_ppl``, which that mode's PPL gives)."""
+    return {"add_special_tokens": True} if _compat(prompts) == "opencompass" else {}
 
 
 def _takes(score: Any, keyword: str) -> bool:

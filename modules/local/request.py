@@ -14,7 +14,7 @@ from typing import Any
 from modules.errors import ModuleConfigError
 from modules.local.safe_tokens import Span
 
-__all__ = ["DEFAULT_MAX_NEW_TOKENS", "LOCAL_OPTIONS", "GenerationOptions", "LocalRequest"]
+__all__ = ["DEFAULT_MAX_NEW_TOKENS", "LOCAL_OPTIONS", "GenerationOptions", "LocalRequest", "prompt_messages"]
 
 DEFAULT_MAX_NEW_TOKENS = 256
 
@@ -65,6 +65,8 @@ class GenerationOptions:
         if stop is not None and not isinstance(stop, (str, list, tuple)):  # a dict's keys, a number: not stops
             raise ModuleConfigError(f"stop: expected a non-empty str or a list of them, got {type(stop).__name__}")
         stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        # a str subclass is read as the characters it holds: its own methods are the caller's code, never run
+        stops = tuple(str.__str__(s) if isinstance(s, str) else s for s in stops)
         known = {f: opts.pop(f) for f in ("temperature", "top_p", "top_k", "seed") if f in opts}
         if opts:
             raise ModuleConfigError(
@@ -105,3 +107,50 @@ class LocalRequest:
     input_ids: tuple[int, ...]
     options: GenerationOptions
     dropped: tuple[Mapping[str, Any], ...] = ()
+
+
+def prompt_messages(
+    prompter: Any, input: Any, history: Any, tools: Any, model_format: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The OpenAI messages (and tools) of the conversation *prompter* renders as the model's text.
+
+    A prompter renders a local model's text from its conversation as it stands (see
+    :func:`prompter.render.strategies.arrange`): no rule of the OpenAI API applies, so a speaker
+    named ``"Dr Alice"`` keeps the turns, and tool-call arguments are what the template reads.
+    A prompter of prompter's own gives exactly those messages; one that overrides
+    ``generate_prompt`` (or a duck-typed one) is asked for its ``format="openai"`` body.
+    """
+    from prompter.prompters.base import PrompterBase
+    from prompter.render.openai import openai_messages
+
+    if isinstance(prompter, PrompterBase) and type(prompter).generate_prompt is PrompterBase.generate_prompt:
+        conv = prompter.build(input, history, tools, None, model_format)
+        messages = openai_messages(conv, keep_null=True, signatures=True)
+        listed = conv.tools.as_list() if conv.tools is not None and len(conv.tools) else None
+        if prompter.show:  # as generate_prompt says what it rendered
+            import logging
+
+            logging.getLogger("prompter").debug("%s rendered (messages):\n%s", type(prompter).__name__, messages)
+        return messages, listed
+    body = _openai_body(prompter, input, history, tools, model_format)
+    return body["messages"], body.get("tools")
+
+
+def _openai_body(prompter: Any, input: Any, history: Any, tools: Any, model_format: Any) -> Mapping[str, Any]:
+    if _accepts(prompter.generate_prompt, "model_format"):
+        body: Mapping[str, Any] = prompter.generate_prompt(
+            input, history, tools, format="openai", model_format=model_format
+        )
+    else:  # a duck-typed prompter that knows no model formats
+        body = prompter.generate_prompt(input, history, tools, format="openai")
+    return body
+
+
+def _accepts(function: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

@@ -45,6 +45,11 @@ def _as_data(tokenizer: Any, text: str, spans: Spans | None = None) -> list[int]
     return encode_with_spans(tokenizer, text, [(0, len(text))] if spans is None else spans) if text else []
 
 
+def _plain(text: str) -> str:
+    """The characters of a str (a subclass's own methods are the caller's code and are never run)."""
+    return str.__str__(text)
+
+
 def _clip(spans: Spans | None, start: int, end: int) -> Spans | None:
     """The parts of *spans* inside ``start .. end``, counted from *start*."""
     if spans is None:
@@ -58,6 +63,7 @@ def encode_pair(
     """The context's ids (a start token when empty) and the continuation's ids, tokenized apart."""
     if not isinstance(context, str) or not isinstance(continuation, str):
         raise ModuleConfigError(f"pairs: expected (context, continuation) strings, got {context!r}, {continuation!r}")
+    context, continuation = _plain(context), _plain(continuation)
     ctx = _as_data(tokenizer, context, _clip(spans, 0, len(context)))
     if not ctx:
         first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
@@ -146,11 +152,15 @@ def opencompass_ppl(
     max_context: int,
     batch_size: int = 8,
     user_spans: Sequence[Spans | None] | None = None,
+    mask_empty_context: bool = False,
 ) -> list[float]:
     """Each pair's loss as OpenCompass's ``get_ppl([context + continuation], mask_length=[n])`` gives it.
 
-    ``n`` is the context's token count with the added ids (0 for an empty context: upstream's
-    unmasked call, which PPL makes for whole candidates). Of the joined text's ids (tokenized whole,
+    ``n`` is the context's token count with the added ids, upstream's ``get_token_len(context)``. An
+    empty context is upstream's unmasked call, which PPL makes for whole candidates (``n`` = 0),
+    unless *mask_empty_context*: then it masks ``get_token_len("")`` tokens (the bos, where the
+    tokenizer adds one), as ``normalizing_str``'s calls do when the ``sep_token`` stands first or
+    ``normalizing_str`` is ``""``. Of the joined text's ids (tokenized whole,
     as data, between the added ids), the losses of tokens ``max(n, 1)``... are summed and divided by
     the count of ids that are not the pad token, less ``n``; pad ids are neither scored nor counted,
     as upstream's ``ignore_index`` and length count do. Upstream truncates a text past the context;
@@ -163,14 +173,15 @@ def opencompass_ppl(
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     encoded: list[tuple[list[int], int]] = []
     for (context, continuation), spans in zip(pairs, user_spans or [None] * len(pairs), strict=True):
-        if not isinstance(context, str) or not isinstance(continuation, str) or not continuation:
+        if not isinstance(context, str) or not isinstance(continuation, str) or not str.__len__(continuation):
             raise ModuleConfigError(
                 f"pairs: expected (context, continuation) strings, the continuation not empty, got "
                 f"{context!r:.80}, {continuation!r:.80}"
             )
+        context, continuation = _plain(context), _plain(continuation)
         ids = before + _as_data(tokenizer, context + continuation, spans) + after
         masked = len(before) + len(_as_data(tokenizer, context, _clip(spans, 0, len(context)))) + len(after)
-        masked = masked if context else 0
+        masked = masked if context or mask_empty_context else 0
         if len(ids) > max_context:
             raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
         if sum(1 for i in ids if i != pad) <= masked:
@@ -250,11 +261,13 @@ def text_logprobs(
         raise ModelNotStartedError("call start() before scoring")
     if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 5:
         raise ModuleConfigError(f"logprobs: expected an int 0..5, got {top!r}")
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise ModuleConfigError(f"texts: expected a list of texts, got {type(texts).__name__}; pass [text] for one")
     encoded: list[list[int]] = []
     for text in texts:
         if not isinstance(text, str):
             raise ModuleConfigError(f"prompt: expected text, got {type(text).__name__}")
-        ids = _as_data(tokenizer, text)
+        ids = _as_data(tokenizer, _plain(text))
         if len(ids) > max_context:
             raise ContextLengthError(len(ids), 0, max_context, "shorten the prompt")
         encoded.append(ids)

@@ -12,9 +12,9 @@
 
 One call, step by step (each step is a function of its own module, tested alone):
 
-1. The attached prompter builds OpenAI messages for the model's format
-   (``generate_prompt(..., format="openai", model_format=fmt)``); the prompter
-   itself is never changed.
+1. The attached prompter builds the messages of its conversation for the model's
+   format, as it renders the model's text (no OpenAI API rule applies:
+   :func:`~modules.local.request.prompt_messages`); the prompter itself is never changed.
 2. :func:`~modules.local.safe_tokens.render_with_spans` renders them through the
    bound ``ModelFormat`` (the sandboxed, budgeted chat template, exactly as the
    prompter renders it: tools never vanish, a rejected or ignored system prompt is
@@ -46,6 +46,7 @@ and tool-call parsing already live in their own files beside it.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 import threading
@@ -72,7 +73,13 @@ from modules.local.engines import (
     check_torch_threads,
 )
 from modules.local.engines.worker import ENGINE_PROCESS_SUPPORTED
-from modules.local.request import DEFAULT_MAX_NEW_TOKENS, LOCAL_OPTIONS, GenerationOptions, LocalRequest
+from modules.local.request import (
+    DEFAULT_MAX_NEW_TOKENS,
+    LOCAL_OPTIONS,
+    GenerationOptions,
+    LocalRequest,
+    prompt_messages,
+)
 from modules.local.safe_tokens import (
     Rendered,
     control_token_ids,
@@ -474,11 +481,8 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         tool_list: Any = tools  # not a list of dicts: the prompter refuses it by name (a ToolsError)
         if tools is not None and not isinstance(tools, (str, bytes, Mapping)) and isinstance(tools, Iterable):
             tool_list = [dict(t) if isinstance(t, Mapping) else t for t in tools]  # copies of the caller's dicts
-        if _accepts(self.prompter.generate_prompt, "model_format"):
-            body = self.prompter.generate_prompt(input, history, tool_list, format="openai", model_format=fmt)
-        else:  # a duck-typed prompter that knows no model formats
-            body = self.prompter.generate_prompt(input, history, tool_list, format="openai")
-        return self.prepare(body["messages"], body.get("tools"), **generation)
+        messages, listed = prompt_messages(self.prompter, input, history, tool_list, fmt)
+        return self.prepare(messages, listed, **generation)
 
     def prepare(
         self,
@@ -530,7 +534,12 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         )
 
     def prepare_text(
-        self, prompt: str, *, user_spans: Sequence[tuple[int, int]] | None = None, **generation: Any
+        self,
+        prompt: str,
+        *,
+        user_spans: Sequence[tuple[int, int]] | None = None,
+        add_special_tokens: bool = False,
+        **generation: Any,
     ) -> LocalRequest:
         """A raw-text request (``/v1/completions``): the whole prompt is user text, no control tokens.
 
@@ -538,14 +547,25 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         parts are user text instead; the text outside them is markup the caller wrote, whose
         spelled-out control tokens (``<|im_start|>``) become the control tokens, as in a chat
         template. The evaluation gives the spans of a meta template's prompt this way
-        (:func:`prompter.templates.markup.parse_with_spans`).
+        (:func:`prompter.templates.markup.parse_with_spans`). *add_special_tokens* puts the ids the
+        tokenizer adds to a text around it (a bos, where it adds one), as ``tokenizer(prompt)``
+        does: OpenCompass's Hugging Face base models generate from those ids, and
+        ``score(compat="opencompass")`` scores with them.
         """
         if not isinstance(prompt, str):
             raise ModuleConfigError(f"prompt: expected text (a str), got {type(prompt).__name__}")
+        if type(add_special_tokens) is not bool:
+            raise ModuleConfigError(f"add_special_tokens: expected True or False, got {_shown(add_special_tokens)}")
+        prompt = str.__str__(prompt)  # the characters of a str subclass: its own methods are never run
         spans = [(0, len(prompt))] if user_spans is None else _checked_spans(user_spans, len(prompt))
         options = GenerationOptions.from_kwargs(generation, self.max_new_tokens)
         tokenizer = self._load_tokenizer()
         ids = encode_with_spans(tokenizer, prompt, spans, control=self._backend.control)
+        if add_special_tokens:
+            from modules.local.scoring import added_ids
+
+            before, after = added_ids(tokenizer)
+            ids = [*before, *ids, *after]
         if not ids:  # an empty prompt starts a fresh document, as after GPT-2's <|endoftext|>
             first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             ids = [first] if first is not None else []
@@ -609,11 +629,14 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         batch_size: int = 8,
         compat: str | None = None,
         user_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+        mask_empty_context: bool = False,
     ) -> list[float]:
         """Mean negative log-likelihood of each ``(context, continuation)``'s continuation (PPL evaluation).
 
         ``compat="opencompass"`` gives OpenCompass's ``get_ppl`` number instead (the evaluation's compat
-        mode asks for it): :func:`~modules.local.scoring.opencompass_ppl`. See :mod:`modules.local.scoring`;
+        mode asks for it): :func:`~modules.local.scoring.opencompass_ppl`, where an empty context is a whole
+        text scored unmasked, or, with *mask_empty_context*, a context masking the ids the tokenizer adds to
+        an empty text (``normalizing_str``'s calls). See :mod:`modules.local.scoring`;
         generation and scoring take turns on the model. ``user_spans[i]`` says where pair *i*'s joined text
         ``context + continuation`` is user text, as :meth:`prepare_text`'s *user_spans* (None: all of it).
         """
@@ -621,7 +644,14 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
 
         if compat not in (None, "opencompass"):
             raise ModuleConfigError(f"compat: expected None or 'opencompass', got {_shown(compat)}")
-        score = continuation_nll if compat is None else opencompass_ppl
+        if type(mask_empty_context) is not bool or (mask_empty_context and compat is None):
+            raise ModuleConfigError(
+                f"mask_empty_context: expected True or False, and True only with compat='opencompass' (the default "
+                f"mode scores an empty context's continuation after the bos), got {_shown(mask_empty_context)}"
+            )
+        score: Callable[..., list[float]] = continuation_nll
+        if compat is not None:
+            score = functools.partial(opencompass_ppl, mask_empty_context=mask_empty_context)
         if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
             raise ModuleConfigError(f"pairs: expected a list of (context, continuation) pairs, got {pairs!r:.80}")
         for i, pair in enumerate(pairs):
@@ -1064,16 +1094,6 @@ def _check_server_options(create_app: Callable[..., Any], options: Mapping[str, 
         raise ModuleConfigError(
             f"start(): unknown server option(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
         )
-
-
-def _accepts(function: Callable[..., Any], name: str) -> bool:
-    import inspect
-
-    try:
-        params = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _bind_format(arg: Any, tokenizer: Any, name: str) -> Any:
