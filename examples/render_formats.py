@@ -1,11 +1,17 @@
 """Render the documented examples in every output format.
 
-Run: python examples/render_formats.py
+Run: python examples/render_formats.py          (scripts/demo.sh runs it first)
+
+Each example is shown as the string a local model reads (generic delimiters,
+then two real families), then as the request body of every API dialect, one
+line each: the bodies differ in a few keys, so a line per dialect lets them be
+compared at a glance. ``--indent`` prints each body indented instead.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 from prompter import AlpacaPrompter, ChatPrompter, ModelFormat, PromptError
 from prompter.render import DIALECTS
@@ -41,7 +47,7 @@ EXAMPLES = [
 ]
 
 
-def main() -> None:
+def main(indent: int | None = None) -> None:
     for title, prompter, value, history in EXAMPLES:
         print(f"=== {title} ===")
         print("--- text (no model bound) ---")
@@ -50,15 +56,15 @@ def main() -> None:
             print(f"--- text, bound to {family} ---")
             print(prompter.generate_prompt(value, history=history, model_format=ModelFormat.get(family)))
         for dialect in sorted(DIALECTS):
-            print(f"--- {dialect} ---")
             try:
                 body = prompter.generate_prompt(value, history=history, format=dialect)
             except PromptError as error:  # e.g. an API that rejects an empty user turn says so
-                print(f"(cannot be sent: {error})")
+                print(f"--- {dialect}: (cannot be sent: {error})")
                 continue
-            print(json.dumps(body, ensure_ascii=False, indent=2))
+            text = json.dumps(body, ensure_ascii=False, indent=indent)
+            print(f"--- {dialect} ---\n{text}" if indent else f"--- {dialect}: {text}")
         print()
 
 
 if __name__ == "__main__":
-    main()
+    main(indent=2 if "--indent" in sys.argv[1:] else None)

@@ -210,6 +210,7 @@ def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     playground_cli.check_address(args.host, args.port)  # a port in use is said now, not after the model loads
     require_extra("server")
+    require_extra("local")  # before the thread set-up below, which imports torch
     if args.engine == "transformers":
         apply_torch_threads(args)  # leave a core to the HTTP event loop (see modules.server.cli_options)
     module = load_model(args.model, args.max_new_tokens, **engine_options(args))
@@ -252,19 +253,23 @@ def _demo(args: argparse.Namespace) -> int:
     return demo_main()
 
 
-def _json_arg(option: str, text: str | None) -> Any:
+def _json_arg(option: str, text: str | None, remedy: str = "") -> Any:
     if text is None:
         return None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:  # a mistake on the command line, said as the others are (exit 2)
-        raise ModuleConfigError(f"invalid JSON in {option}: {exc}") from None
+        raise ModuleConfigError(f"invalid JSON in {option}: {exc}{remedy}") from None
+
+
+# INPUT is read as JSON when it starts with "{": a question that starts with "{" is said this way
+_TEXT_INPUT = '; to send text that starts with "{", give it as a JSON object: {"input": "your text"}'
 
 
 def _prompt_args(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from prompter import ChatPrompter
 
-    value: Any = _json_arg("INPUT", args.input) if args.input.lstrip().startswith("{") else args.input
+    value: Any = _json_arg("INPUT", args.input, _TEXT_INPUT) if args.input.lstrip().startswith("{") else args.input
     history = _json_arg("--history", args.history)
     tools = _json_arg("--tools", args.tools)
     extra_keys = [key.strip() for key in args.extra_keys.split(",") if key.strip()] if args.extra_keys else None
@@ -281,6 +286,10 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+_PROMPT_ONLY = ("history", "model_format", "system", "tools", "extra_keys")
+_CONFIG_ONLY = ("limit", "compat")
+
+
 def _view(args: argparse.Namespace) -> int:
     if args.input is None:  # `prompter view CONFIG`: an evaluation config's final prompts
         config = Path(args.instruction)
@@ -289,12 +298,24 @@ def _view(args: argparse.Namespace) -> int:
                 f"view: {args.instruction!r} is no evaluation config file (.py or .json); to view a "
                 "ChatPrompter's prompt give the INSTRUCTION and the INPUT"
             )
+        _refuse_options(args, _PROMPT_ONLY, "view INSTRUCTION INPUT", "view CONFIG")
         return eval_cli.run_view(config, args.limit, args.compat)
+    _refuse_options(args, _CONFIG_ONLY, "view CONFIG", "view INSTRUCTION INPUT")
     prompter, value, history = _prompt_args(args)
     text = prompter.generate_prompt(value, history=history, model_format=args.model_format)
     body = prompter.generate_prompt(value, history=history, format="openai", model_format=args.model_format)
     _print(f"== the string a local model reads ==\n{text}\n== the OpenAI body ==\n{_json_text(body)}")
     return 0
+
+
+def _refuse_options(args: argparse.Namespace, names: tuple[str, ...], reader: str, used: str) -> None:
+    """A ``ModuleConfigError`` for options given that the form of ``view`` in use would silently ignore."""
+    given = [f"--{name.replace('_', '-')}" for name in names if getattr(args, name) is not None]
+    if given:
+        raise ModuleConfigError(
+            f"{', '.join(given)}: only `prompter {reader}` reads {'it' if len(given) == 1 else 'them'}, "
+            f"not `prompter {used}`; leave {'it' if len(given) == 1 else 'them'} out"
+        )
 
 
 def _json_text(body: Any) -> str:

@@ -5,7 +5,7 @@
 From a folder that has its own ``modules/`` package, against the installed
 files only: the README quickstart, ``prompter --version``, ``prompter
 tiny-model``, one local and one online call through ``prompter.modules``, the
-getting-started and LazyLLM migration pages (from a plain folder), and
+getting-started page and the five migration pages (from the same folder), and
 ``prompter demo``. Offline and without downloading torch again: the fresh venv
 gets the wheel with ``--no-deps``, and the third-party packages already
 installed in the running environment are appended to its ``sys.path`` by a
@@ -122,13 +122,11 @@ def _job(work: Path, t0: float) -> None:
     (tiny / ".complete").write_text("ok\n", encoding="utf-8")
     step("one local call and one online call through prompter.modules")
     print("   ", run(python, "-c", _MODEL_CALLS, str(tiny)).strip().replace("\n", "\n    "))
-    step("docs/getting-started.md and docs/coming-from-lazyllm.md, each page's blocks in order")
-    plain = work / "plain"  # getting-started's tiny-model helper is a deep `modules` import: not beside the app's
-    plain.mkdir()
-    for page in ("getting-started.md", "coming-from-lazyllm.md"):
+    step("docs/getting-started.md and the coming-from-*.md pages, each page's blocks in order, beside the app's modules")
+    for page in ("getting-started.md", *sorted(p.name for p in (ROOT / "docs").glob("coming-from-*.md"))):
         blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / page).read_text(encoding="utf-8"), re.S | re.M)
         assert blocks, page
-        run(python, "-c", "\n".join(blocks), cwd=plain)
+        run(python, "-c", "\n".join(blocks) + "\nimport modules\nassert modules.MINE == 'app'\n")
     step("prompter demo")
     demo = run(str(bin_dir / "prompter"), "demo")
     assert "(same as in-process: True)" in demo, demo[-2000:]
