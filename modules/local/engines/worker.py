@@ -241,10 +241,14 @@ def _request(input_ids: list[int], options: GenerationOptions) -> LocalRequest:
 
 def run_engine(fd: int) -> None:
     """The engine process's entry point: serve the parent on the socket *fd* (see the module)."""
+    import signal
     import warnings
     from multiprocessing.connection import Connection
 
     warnings.filterwarnings("ignore", category=FutureWarning)  # transformers' renames, not ours to act on
+    # Ctrl-C in a terminal signals the whole process group: this process ends when its parent says so
+    # or goes away (its socket closes), never by the terminal's SIGINT (it printed a traceback)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     main(Connection(fd))
 
 
