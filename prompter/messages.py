@@ -46,6 +46,10 @@ class ContentPart(NamedTuple):
     text: str = ""
     url: str = ""
     detail: str | None = None
+    form: str = ""
+    """The part's type as the caller's dict named it (``input_audio``, ``audio_url``, AgentScope's
+    ``image``...), so that a chat template reads the part as it was given; ``""`` for a part made in
+    code (a template reads it in its OpenAI form)."""
 
 
 class ToolCall(NamedTuple):
@@ -135,7 +139,7 @@ def _media_part(raw: Mapping[str, Any], kind: str, here: str) -> ContentPart:
     detail = value.get("detail") if isinstance(value, Mapping) and part_type == "image_url" else None
     if detail is not None and not isinstance(detail, str):
         raise MessageError(f"{here}: image_url.detail must be a str")
-    return ContentPart(part_type, url=url, detail=detail)  # type: ignore[arg-type]
+    return ContentPart(part_type, url=url, detail=detail, form=kind)  # type: ignore[arg-type]
 
 
 def _input_audio(raw: Mapping[str, Any], here: str) -> ContentPart:
@@ -144,7 +148,7 @@ def _input_audio(raw: Mapping[str, Any], here: str) -> ContentPart:
     fmt = audio.get("format") if isinstance(audio, Mapping) else None
     if not isinstance(data, str) or not isinstance(fmt, str) or not fmt.isalnum():
         raise MessageError(f"{here}: an input_audio part needs input_audio.data (base64) and .format ('wav', 'mp3')")
-    return ContentPart("audio", url=f"data:audio/{fmt.lower()};base64,{data}")
+    return ContentPart("audio", url=f"data:audio/{fmt.lower()};base64,{data}", form="input_audio")
 
 
 def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from prompter.errors import PromptError, TemplateTimeoutError
 from prompter.formats.budget import ProbeTimedOut, may_probe, probe_timed_out, probing
+from prompter.formats.char_reads import reads_characters
 from prompter.formats.sandbox import CompiledTemplate, compile_template, render_template
 
 __all__ = [
@@ -296,9 +297,11 @@ def inspects_text(source: str) -> bool:
     """Whether the template calls a string method that inspects a text (``.isalpha()``, ``.count('a')``)
     or maps its case (``| lower``, ``.upper()``: ``content | lower == 'hi'`` reacts to ``HI``, which no
     probe of the literal shows): what such a test reacts to, no probe can be sure to show, so no fixed
-    strings or skeletons stand in for it (none of the shipped templates calls one). The case of a role
+    strings or skeletons stand in for it (none of the shipped templates calls one); nor for a template that
+    reads a text's characters by position or compares it alphabetically (:mod:`~prompter.formats.char_reads`:
+    ``content[0] in 'aeiou'``, ``'a' < content``). The case of a role
     (OpenChat's ``message['role'].title()``) is markup: a role is one of a few known names."""
-    return _INSPECTS.search(_ROLE_CASE.sub("", source)) is not None
+    return _INSPECTS.search(_ROLE_CASE.sub("", source)) is not None or reads_characters(source)
 
 
 _ROLE_CASE = re.compile(

@@ -44,7 +44,7 @@ from prompter.formats.skeleton import (
 )
 from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
-from prompter.formats.traits import Traits, traits_of
+from prompter.formats.traits import Traits, takes_media, traits_of
 from prompter.messages import Message
 
 __all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
@@ -306,7 +306,7 @@ def render_full(
     compiled = compile_template(source)
     traits = _traits(fmt, source)
     calls = {"string_arguments": traits.string_arguments, "none_content": traits.none_content}
-    msgs = (template_messages if neutral else prepare_messages)(messages, multimodal="image" in source, **calls)
+    msgs = (template_messages if neutral else prepare_messages)(messages, multimodal=takes_media(source), **calls)
     tools_p = prepare_tools(tools)
     if tools_p and traits.tools != "variable":
         if traits.tools == "system-json":

@@ -1,40 +1,35 @@
 """OpenAI-style messages through a chat template: validation, normalisation, tools, spans.
 
-What a template sees is what ``transformers`` gives it (keys whose value is
-``None`` dropped, a plain-data copy, ``reasoning_content``/``thinking`` aliased,
-``bos_token``/``eos_token`` and the caller's keyword arguments as variables),
-after three normalisations OpenAI-style callers need:
+What a template sees is what ``transformers`` gives it (keys whose value is ``None`` dropped, a plain-data copy,
+``reasoning_content``/``thinking`` aliased, ``bos_token``/``eos_token`` and the caller's keyword arguments as
+variables), after three normalisations OpenAI-style callers need:
 
 * an assistant's ``content: None`` (a tool-call turn) becomes ``""`` (kept, and so is a missing one,
   for a template that writes calls only then: DeepSeek-V3);
-* a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a
-  template's ``| tojson`` does not encode it twice; except for a template that only
-  takes them as a string (DeepSeek-R1 concatenates them): it gets the caller's own
-  string, or the object as JSON text (:mod:`~prompter.formats.traits` tells which);
-* a content list (``[{"type": "text", "text": ...}, ...]``) reaches a text-only
-  template as its text parts joined with ``"\\n"``; an image there is an
-  :class:`~prompter.errors.UnsupportedContentError`.
+* a tool call's ``arguments`` given as a JSON string is parsed into a dict, so a template's ``| tojson`` does not
+  encode it twice; except for a template that only takes them as a string (DeepSeek-R1 concatenates them): it
+  gets the caller's own string, or the object as JSON text (:mod:`~prompter.formats.traits` tells which);
+* a content list (``[{"type": "text", "text": ...}, ...]``) reaches a text-only template as its text parts joined
+  with ``"\\n"``; an image, audio or video part there is an :class:`~prompter.errors.UnsupportedContentError`
+  (a template naming ``image``, ``audio`` or ``video`` gets the list, each part as the caller gave it).
 
-Tools never vanish: a template that does not read ``tools`` gets them as a block
-of text (:data:`TOOLS_PREAMBLE` and one JSON schema per line) at the end of the
-system message, in a system message of their own when there is none, or at the
-start of the first user message when the template cannot carry a system message.
+Tools never vanish: a template that does not read ``tools`` gets them as a block of text (:data:`TOOLS_PREAMBLE`
+and one JSON schema per line) at the end of the system message, in a system message of their own when there is
+none, or at the start of the first user message when the template cannot carry a system message.
 
 A template that raises on a leading system message, or that renders without its
 text (Mistral v0.3), gets that text folded into the first user message
 (:func:`fold_system`): ``system + "\\n\\n" + user``.
 
-``documents`` (a list of dicts, as transformers takes them) reach a template that
-reads them as its ``documents`` variable; any other template gets them as a block of
-text (:data:`DOCUMENTS_PREAMBLE` and one JSON object per line) where the tools block
-would go.  (``continue_final_message`` is :mod:`~prompter.formats.continuation`'s.)
+``documents`` (a list of dicts, as transformers takes them) reach a template that reads them as its
+``documents`` variable; any other template gets them as a block of text (:data:`DOCUMENTS_PREAMBLE` and one JSON
+object per line) where the tools block would go. (``continue_final_message`` is
+:mod:`~prompter.formats.continuation`'s.)
 
-Messages are validated as the prompter validates them
-(:func:`prompter.messages.message_from_dict`): the role is one of ``system``,
-``user``, ``assistant``, ``tool``; a tool call names its function and its
-``arguments`` are a JSON object (or a string holding one); a text part has a
-str ``text``.  Whatever is wrong raises :class:`~prompter.errors.MessageError`
-naming ``messages[i]`` (and the tool call or part).
+Messages are validated as the prompter validates them (:func:`prompter.messages.message_from_dict`): the role is
+one of ``system``, ``user``, ``assistant``, ``tool``; a tool call names its function and its ``arguments`` are a
+JSON object (or a string holding one); a text part has a str ``text``. Whatever is wrong raises
+:class:`~prompter.errors.MessageError` naming ``messages[i]`` (and the tool call or part).
 """
 
 from __future__ import annotations
@@ -233,12 +228,17 @@ def template_messages(
 
 
 def _part_dict(part: Any) -> dict[str, Any]:
+    """The part as the caller's dict gave it (audio stays audio), as :func:`prepare_messages` passes it on."""
     if part.type == "text":
         return {"type": "text", "text": part.text}
-    image: dict[str, Any] = {"url": part.url}
-    if part.detail is not None:
-        image["detail"] = part.detail
-    return {"type": "image_url", "image_url": image}
+    form = part.form or f"{part.type.removesuffix('_url')}_url"  # made in code: its OpenAI form
+    if form == "input_audio":  # kept as data:audio/<format>;base64,<data>
+        head, _, data = part.url.partition(",")
+        return {"type": form, form: {"data": data, "format": head[11:].partition(";")[0]}}
+    if form in ("image", "audio", "video"):  # AgentScope's block: the URL beside the type
+        return {"type": form, "url": part.url}
+    media = {"url": part.url} if part.detail is None else {"url": part.url, "detail": part.detail}
+    return {"type": form, form: media}
 
 
 def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:

@@ -27,13 +27,14 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from prompter.errors import PromptError, TemplateTimeoutError
 from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.sandbox import compile_template, render_template
 
-__all__ = ["Traits", "traits_of"]
+__all__ = ["Traits", "takes_media", "traits_of"]
 
 _PROBE_BUDGET = 0.25
 
@@ -180,3 +181,11 @@ def _calls(render: Render) -> tuple[bool, bool]:
                 if _shows(render(conversation(content, arguments), add), _S[4]):
                     return isinstance(arguments, str), content is None
     return False, False
+
+
+@lru_cache(maxsize=256)
+def takes_media(source: str) -> bool:
+    """Whether the template may read a content list's media parts: it names ``image``, ``audio`` or ``video``
+    (Qwen2-Audio's names only audio); any other template gets a content list as its text (the list itself
+    would print as its Python repr), and a media part there is refused."""
+    return "image" in source or "audio" in source or "video" in source
