@@ -14,7 +14,8 @@ class ChatPrompter(PrompterBase):
     one slot, it fills that slot.
 
     >>> p = ChatPrompter("You answer questions about {topic}.", system="")
-    >>> p.generate_prompt({"topic": "cats", "input": "Why purr?"}, return_dict=True)["messages"][1]
+    >>> messages = p.generate_prompt({"topic": "cats", "input": "Why purr?"}, return_dict=True)["messages"]
+    >>> messages[1]
     {'role': 'user', 'content': 'Why purr?'}
     """
 
