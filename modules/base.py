@@ -320,6 +320,38 @@ def as_prompter(prompt: Any) -> PrompterBase:
     )
 
 
+def _plain(value: Any) -> Any:
+    """A caller's str, int, float (or a list of them) as exact values: a subclass's own methods never run."""
+    if isinstance(value, list):
+        return [_plain_scalar(item) for item in list.__iter__(value)]  # one level: options hold flat lists
+    return _plain_scalar(value)
+
+
+def _plain_scalar(value: Any) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value)  # the characters, whatever the class overrides
+    if isinstance(value, bool):
+        return value  # bool is final: already exact
+    if isinstance(value, int):
+        return int.__pos__(value)
+    if isinstance(value, float):
+        return float.__pos__(value)
+    return value
+
+
+def _shown_value(value: Any) -> str:
+    """An option's plain value in an error: the repr of a str, a number, a bool, None or a list of them, else
+    its type (an int too long for Python to turn into text is named, not shown)."""
+    if type(value) is list and all(_showable(item) for item in value):
+        return "[" + ", ".join(repr(item) for item in value) + "]"
+    return repr(value) if _showable(value) else f"<a value of type {type(value).__name__}>"
+
+
+def _showable(value: Any) -> bool:
+    kind = type(value)
+    return value is None or kind in (str, float, bool) or (kind is int and -(10**30) < value < 10**30)
+
+
 def _number(low: float, high: float) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high
 
@@ -330,8 +362,8 @@ def _count(v: Any) -> bool:
 
 def _stops(v: Any) -> bool:
     if isinstance(v, str):
-        return bool(v)
-    return isinstance(v, list) and all(isinstance(s, str) and s for s in v)
+        return v != ""
+    return isinstance(v, list) and all(isinstance(s, str) and s != "" for s in v)
 
 
 # the common OpenAI options, checked before anything is sent; others pass through as given
@@ -431,6 +463,7 @@ class ModuleBase(Generic[RequestT]):
 
         ``llm_chat_history=`` is accepted as LazyLLM's name for ``history=``.
         """
+        generation = {str.__str__(name): value for name, value in dict.items(generation)}  # exact names
         if "llm_chat_history" in generation:
             alias = generation.pop("llm_chat_history")
             if history is not None and alias is not None:
@@ -522,7 +555,11 @@ class ModuleBase(Generic[RequestT]):
 
     @staticmethod
     def _check_options(generation: dict[str, Any], known: frozenset[str] = GENERATION_OPTIONS) -> dict[str, Any]:
-        """``generation`` without its None values, once every name is ``known`` and every common value valid."""
+        """``generation`` without its None values, once every name is ``known`` and every common value valid.
+
+        Names and checked values are read as exact str/int/float: a str subclass's own methods never run.
+        """
+        generation = {_plain(name): value for name, value in dict.items(generation)}
         bad = sorted(_RESERVED_OPTIONS & generation.keys())
         if bad:
             raise ModuleConfigError(
@@ -535,8 +572,10 @@ class ModuleBase(Generic[RequestT]):
         options = {k: v for k, v in generation.items() if v is not None}
         for name, value in options.items():
             check = _OPTION_CHECKS.get(name)
-            if check is not None and not check[0](value):
-                raise ModuleConfigError(f"generation option {name}={value!r}: expected {check[1]}")
+            if check is not None:
+                options[name] = value = _plain(value)  # checked and sent as exact values
+                if not check[0](value):
+                    raise ModuleConfigError(f"generation option {name}={_shown_value(value)}: expected {check[1]}")
         return options
 
 

@@ -153,21 +153,39 @@ def _tool_calls_of(message: Mapping[str, Any], path: str) -> tuple[ToolCall, ...
     return tuple(out)
 
 
+def _first_choice(choices: list[Any]) -> tuple[dict[str, Any], str]:
+    """The choice whose ``index`` is 0 (one without an index counts by its position), with its path.
+
+    A stream reads the choice with index 0 too, so both forms answer with the same choice whatever the order.
+    """
+    for i, choice in enumerate(choices):
+        here = f"choices[{i}]"
+        choice = read_object(choice, here)
+        index = choice.get("index")
+        if index is None:
+            index = i
+        elif type(index) is not int:
+            raise invalid(f"{here}.index", "an integer or null", index)
+        if index == 0:
+            return choice, here
+    raise invalid("choices", "an array holding the choice with index 0 (or, without indexes, one first)", choices)
+
+
 def completion_of(data: Any) -> Completion:
-    """The :class:`Completion` in a decoded ``chat.completion`` body (its first choice)."""
+    """The :class:`Completion` in a decoded ``chat.completion`` body (its choice with index 0)."""
     body = read_object(data, "the top level")
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
         raise invalid("choices", "a non-empty array", choices)
-    choice = read_object(choices[0], "choices[0]")
-    message = read_object(choice.get("message"), "choices[0].message")
-    finish = optional_str(choice, "finish_reason", "choices[0]")
+    choice, here = _first_choice(choices)
+    message = read_object(choice.get("message"), f"{here}.message")
+    finish = optional_str(choice, "finish_reason", here)
     usage = body.get("usage")
     if usage is not None and not isinstance(usage, dict):
         raise invalid("usage", "an object or null", usage)
     return Completion(
-        text=text_of(message.get("content"), "choices[0].message.content"),
-        tool_calls=_tool_calls_of(message, "choices[0].message"),
+        text=text_of(message.get("content"), f"{here}.message.content"),
+        tool_calls=_tool_calls_of(message, f"{here}.message"),
         finish_reason=finish,
         usage=usage,
         raw=data,

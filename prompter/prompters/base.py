@@ -41,6 +41,7 @@ from prompter.errors import (
     PromptValueError,
     ToolsError,
     UnexpectedKeyError,
+    UnsupportedContentError,
 )
 from prompter.formats.model_format import GENERIC
 from prompter.instruction import SLOT_PATTERN, InstructionTemplate
@@ -503,7 +504,7 @@ class PrompterBase:
         conv = self.build(input, history, tools, label, fmt)
         if format is None or format == "text":
             if strategy is not None or history_header is not None or as_agent is not None:
-                result: Any = self._render_arranged(arrange_text(conv, strategy, history_header, as_agent), fmt)
+                result: Any = self._render_arranged_at(conv, strategy, history_header, as_agent, fmt)
             else:
                 result = self._render_text(conv, fmt)
         else:
@@ -529,6 +530,26 @@ class PrompterBase:
                 self._plans.clear()
             plan = self._plans[key] = LayoutPlan(self._layout, fmt, self._constant_fields(fmt, key[1]))
         return plan.render(conv)
+
+    def _render_arranged_at(
+        self,
+        conv: Conversation,
+        strategy: Strategy | None,
+        history_header: str | None,
+        as_agent: str | None,
+        fmt: ModelFormat | None,
+    ) -> str:
+        """The arranged conversation's text; a media part the format cannot render is named where the caller
+        gave it (``history[0].content[0]``), not where the merge put it (``input.content[1]``)."""
+        arranged = arrange_text(conv, strategy, history_header, as_agent)
+        try:
+            return self._render_arranged(arranged, fmt)
+        except UnsupportedContentError as exc:
+            relocated = _at_callers_place(str(exc), conv, arranged)
+            if relocated is None:
+                raise
+            kind = type(exc)
+        raise kind(relocated) from None
 
     def _render_arranged(self, conv: Conversation, fmt: ModelFormat | None) -> str:
         """The text of a conversation a strategy rearranged: its system prompt and instruction are its
@@ -581,6 +602,26 @@ class PrompterBase:
         if split and split in output:
             output = output.rsplit(split, 1)[1]
         return output
+
+
+def _at_callers_place(message: str, given: Conversation, arranged: Conversation) -> str | None:
+    """``message`` (an error naming a media part of ``arranged``) naming the part where ``given`` holds it.
+
+    A strategy moves every media part, in order, into the merged message, so the n-th media part of
+    ``arranged`` is the n-th of ``given``. None when the message names no media part of ``arranged``.
+    """
+    from prompter.render.common import conversation_messages, media_parts
+
+    merged = [where for where, _ in media_parts(conversation_messages(arranged))]
+    callers = [where for where, _ in media_parts(conversation_messages(given))]
+    if len(merged) != len(callers):
+        return None
+    for n, where in enumerate(merged):
+        message_place = where.rpartition("[")[0]  # "input.content": the plain-text path names the message's content
+        for place, theirs in ((where, callers[n]), (message_place, callers[n].rpartition("[")[0])):
+            if message.startswith(place + ":"):
+                return theirs + message[len(place) :]
+    return None
 
 
 def _checked_call_options(format: Any, return_dict: object, show: object) -> Any:

@@ -43,6 +43,7 @@ from prompter.templates.compat import Compat, check_compat, pl_add
 from prompter.templates.prompt_list import PromptList
 from prompter.templates.prompt_template import PromptTemplate
 from prompter.templates.slots import check_config_type
+from prompter.templates.treebank import treebank_words
 
 __all__ = ["BM25Retriever", "BaseRetriever", "FixKRetriever", "RandomRetriever", "ZeroRetriever", "legacy_choice"]
 
@@ -359,7 +360,9 @@ class BM25Retriever(BaseRetriever):
     """The ``ice_num`` examples whose input columns score highest (Okapi BM25) for each sample.
 
     Texts are the sample's ``input_columns`` joined with spaces (all columns but the
-    output column when not given), split into words and punctuation, lower-cased.
+    output column when not given), split into words and punctuation, lower-cased; with
+    ``compat``, split as upstream's NLTK ``word_tokenize`` splits them, case kept
+    (:func:`~prompter.templates.treebank.treebank_words`).
     Scores are ``rank_bm25.BM25Okapi``'s to the bit (the same operations in the same
     order) and the ranking is OpenCompass's ``np.argsort(scores)[::-1]``. Each sample
     costs the examples that share a word with it (an inverted index), not the whole
@@ -393,7 +396,9 @@ class BM25Retriever(BaseRetriever):
 
     def _words(self, entry: Entry) -> list[str]:
         columns = self.input_columns or [k for k in entry if k != self.output_column]
-        text = " ".join(str(entry.get(c, "")) for c in columns)
+        text = " ".join(_text(entry.get(c, "")) for c in columns)
+        if self.compat is not None:
+            return treebank_words(text)  # upstream's words: NLTK's word_tokenize, case kept
         return [w.lower() for w in _WORD.findall(text)]
 
     def _sparse_scores(self, query: Sequence[str]) -> dict[int, float]:
@@ -444,6 +449,11 @@ class BM25Retriever(BaseRetriever):
         if numpy is not None:
             return [int(i) for i in numpy.argsort(numpy.array(full, dtype=numpy.float64))[::-1][:k]]
         return sorted(range(n), key=lambda i: (full[i], i), reverse=True)[:k]
+
+
+def _text(value: Any) -> str:
+    """A column's text as upstream's ``str(value)``; a str subclass gives its characters, its methods never run."""
+    return str.__str__(value) if isinstance(value, str) else str(value)
 
 
 def _fresh(value: Any) -> Any:
