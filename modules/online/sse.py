@@ -308,7 +308,9 @@ class ChatStreamState:
         for i, choice in enumerate(choices):
             here = f"choices[{i}]"
             choice = read_object(choice, here, _WHERE)
-            index = choice.get("index", 0)
+            index = choice.get("index")
+            if index is None:  # absent or null: its place in the array, as the whole answer reads it
+                index = i
             if type(index) is not int:
                 raise invalid(f"{here}.index", "an integer", index, _WHERE)
             if index != 0:
