@@ -20,9 +20,8 @@ from pathlib import Path
 
 from transformers.utils import logging as hf_logging
 
-from modules import TrainableModule
-from modules.local.tiny_model import cached_tiny_model
 from prompter import ChatPrompter
+from prompter.modules import TrainableModule, cached_tiny_model
 
 hf_logging.disable_progress_bar()
 pairs = [{"input": f"What is {a} plus {b}?", "output": str(a + b)} for a, b in [(1, 2), (3, 4), (5, 6), (7, 8),

@@ -15,9 +15,8 @@ try:
 except ModuleNotFoundError:  # not a dependency of prompter-kit
     openai = None
 
-from modules import OnlineChatModule, TrainableModule
-from modules.local.tiny_model import cached_tiny_model
 from prompter import ChatPrompter
+from prompter.modules import OnlineChatModule, TrainableModule, cached_tiny_model
 
 prompter = ChatPrompter("You answer questions about {topic}.", system="You are terse.")
 question = {"topic": "cats", "input": "Why do cats purr?"}

@@ -5,12 +5,7 @@ python examples/model_formats.py
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from prompter import ModelFormat  # noqa: E402
+from prompter import ModelFormat
 
 MESSAGES = [
     {"role": "system", "content": "You are a concise assistant."},

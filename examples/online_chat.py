@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-from modules import OnlineChatModule
-from modules.online.sources import SOURCES
-from modules.testing import FakeOpenAIServer, tool_call
+from prompter.modules.online.sources import SOURCES
+
 from prompter import AlpacaPrompter, ChatPrompter
+from prompter.modules import OnlineChatModule, testing
 
 WEATHER = {
     "type": "function",
@@ -30,14 +30,14 @@ SCRIPT = [
     "Bonjour, comment allez-vous ?",
     "Cats purr when they are content, and also to soothe themselves.",
     "Once upon a time, a small cat found a warm sunbeam and stayed there all afternoon.",
-    {"content": None, "tool_calls": [tool_call("get_weather", {"city": "Paris"})]},
+    {"content": None, "tool_calls": [testing.tool_call("get_weather", {"city": "Paris"})]},
     "It is 18°C and sunny in Paris.",
     "Hello from a second provider.",
 ]
 
 
 def main() -> None:
-    with FakeOpenAIServer(replies=SCRIPT) as server:
+    with testing.FakeOpenAIServer(replies=SCRIPT) as server:
         base = OnlineChatModule(base_url=server.base_url, model="fake-model", api_key="sk-example-key-0000abcd")
         print("module:", base)  # the key is masked
 

@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from modules.local.tiny_model import build_tiny_model, cached_tiny_model
     from modules.local.trainable import TrainableModule
     from modules.online.module import OnlineChatModule
+    from modules.online.response import Response
+    from modules.online.retry import RetryPolicy
 
 __all__ = [
     "APIConnectionError",
@@ -70,6 +72,8 @@ __all__ = [
     "OnlineChatModule",
     "PermissionDeniedError",
     "RateLimitError",
+    "Response",
+    "RetryPolicy",
     "ServerStoppedError",
     "StreamDelta",
     "StreamError",
@@ -93,12 +97,18 @@ def _installed(package: str) -> bool:
         return False
 
 
-if not _installed("requests"):  # without the 'online' extra a star import takes the rest; the name itself
-    __all__.remove("OnlineChatModule")  # still says which extra to install (see __getattr__)
+# Without the 'online' extra a star import takes the rest; the name itself still says which extra to install
+# (see __getattr__). Not for a type checker, which reads `__all__.remove` as always run and would then refuse
+# `from prompter.modules import OnlineChatModule`.
+if not TYPE_CHECKING and not _installed("requests"):
+    __all__.remove("OnlineChatModule")
 
 _LAZY = {
     "OnlineChatModule": "modules.online.module",
     "TrainableModule": "modules.local.trainable",
+    # what respond()/arespond() return, and OnlineChatModule's retry=: neither needs the 'online' extra
+    "Response": "modules.online.response",
+    "RetryPolicy": "modules.online.retry",
     # the tiny local model of the docs, demo and tests: reached through prompter.modules beside an app's own
     # `modules` package, where the deep import `modules.local.tiny_model` finds the app's
     "build_tiny_model": "modules.local.tiny_model",

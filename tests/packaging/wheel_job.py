@@ -127,6 +127,14 @@ def _job(work: Path, t0: float) -> None:
         blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / page).read_text(encoding="utf-8"), re.S | re.M)
         assert blocks, page
         run(python, "-c", "\n".join(blocks) + "\nimport modules\nassert modules.MINE == 'app'\n")
+    step("the pages and examples that load a model, beside the app's modules (the rest run in the suite)")
+    for page in ("local-models.md", "finetune.md"):
+        blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / page).read_text(encoding="utf-8"), re.S | re.M)
+        assert blocks, page
+        run(python, "-c", "\n".join(blocks) + "\nimport modules\nassert modules.MINE == 'app'\n")
+    for script in ("local_model.py", "finetune_distributed.py"):
+        path = str(ROOT / "examples" / script)
+        run(python, "-c", f"import runpy\nrunpy.run_path({path!r}, run_name='__main__')\nimport modules\nassert modules.MINE == 'app'\n")
     step("prompter demo")
     demo = run(str(bin_dir / "prompter"), "demo")
     assert "(same as in-process: True)" in demo, demo[-2000:]
