@@ -305,7 +305,9 @@ def split_record(
         )
     label = record[key]
     if not isinstance(label, str):
-        raise TrainingExampleError(f"{key!r}: expected the answer as a str, got {type(label).__name__}")
+        raise TrainingExampleError(
+            f"{key!r}: expected the answer as a str, got {type(label).__name__}; write the answer as text"
+        )
     rest = {k: v for k, v in record.items() if k not in (key, "history", "tools")}
     others = [k for k in rest if k not in slots]
     named = [k for k in _INPUT_KEYS if k in others]
@@ -348,7 +350,11 @@ def _empty_str(value: Any) -> bool:
 
 def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
     if not isinstance(messages, list) or len(messages) < 2:
-        raise TrainingExampleError(f"{key!r}: expected a list of messages ending with the assistant's answer")
+        raise TrainingExampleError(
+            f"{key!r}: expected a list of messages ending with the assistant's answer, got "
+            f"{type(messages).__name__ if not isinstance(messages, list) else f'{len(messages)} message(s)'}; "
+            "give at least the user's message and the assistant's answer"
+        )
     if history is not None:
         raise TrainingExampleError(f"give the earlier turns inside {key!r} or as 'history', not both")
     for j, message in enumerate(messages):
@@ -359,7 +365,7 @@ def _split_chat(messages: Any, key: str, history: Any) -> tuple[Any, Any]:
     before = messages[:-1]
     last_user = max((i for i, m in enumerate(before) if isinstance(m, Mapping) and m.get("role") == "user"), default=-1)
     if last_user < 0:
-        raise TrainingExampleError(f"{key!r}: no user message before the answer")
+        raise TrainingExampleError(f"{key!r}: no user message before the answer; add the user's message it answers")
     current = before[last_user]
     tail = before[last_user + 1 :]
     # Text alone is the input as a call gives it; content parts (a list, OpenAI's multimodal form) or turns after
@@ -376,6 +382,7 @@ def _last_answer(messages: list[Any], key: str) -> Any:
         return last
     if not isinstance(last, Mapping) or last.get("role") != "assistant" or not isinstance(last.get("content"), str):
         raise TrainingExampleError(
-            f"{key!r}: the last message must be the assistant's answer, as a str content or with tool_calls"
+            f"{key!r}: the last message must be the assistant's answer, as a str content or with tool_calls; "
+            "end the chat with the assistant's answer"
         )
     return str.__str__(last["content"])  # the text itself, not what a str subclass's __str__ makes of it

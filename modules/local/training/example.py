@@ -166,7 +166,7 @@ def check_options(max_length: Any, train_on_history: Any) -> None:
 def _answer_message(label: Any) -> dict[str, Any]:
     """The answer as a fresh OpenAI assistant message, a message label normalised as the history's turns are."""
     if isinstance(label, str):
-        return {"role": "assistant", "content": label}
+        return {"role": "assistant", "content": str.__str__(label)}  # the text itself: a str subclass runs nothing
     if not isinstance(label, Mapping):
         raise TrainingExampleError(
             f"label: expected the answer as a str or an assistant message dict, got {type(label).__name__}"
@@ -180,7 +180,10 @@ def _answer_message(label: Any) -> dict[str, Any]:
             "label: a message answer must be the assistant's, with text content (or None beside tool_calls); "
             f"got role {message.role!r}"
         )
-    return message_dict(message, keep_null=True, signatures=True)
+    answer = message_dict(message, keep_null=True, signatures=True)
+    if isinstance(answer.get("content"), str):
+        answer["content"] = str.__str__(answer["content"])
+    return answer
 
 
 def _renderer(fmt: Any, tokenizer: Any) -> Any:
