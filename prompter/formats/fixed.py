@@ -3,11 +3,10 @@
 The fast path: a template's derived :class:`~prompter.formats.derive.Layout`, looked up per
 (template, tokens) and, with tools, per tools list (by identity, confirmed by an exact fingerprint,
 so a list changed in place is noticed), then per tools JSON text (equal tools passed as a new list
-every call reuse what was derived). Deriving costs a few dozen template runs, so it happens the
-second time a (template, tools) pair is rendered. Everything else goes through :func:`render_full`:
-validation, normalisation, tools injection, the folding of a system message the template rejects,
-the sandboxed template, and content spans.
-"""
+every call reuse what was derived). Deriving costs a few dozen template runs, so it happens the second
+time a (template, tools) pair is seen (a large tool set: later, :func:`_second_sighting`). Everything else
+goes through :func:`render_full`: validation, normalisation, tools injection, the folding of a system
+message the template rejects, the sandboxed template, and content spans."""
 
 from __future__ import annotations
 
@@ -35,6 +34,7 @@ from prompter.formats.prepare import (
 from prompter.formats.rendered import FormatSpec, Rendered
 from prompter.formats.sandbox import compile_template
 from prompter.formats.skeleton import (
+    JSON_PER_SIGHTING,
     entry_renderer,
     front_entry,
     render_entry,
@@ -69,12 +69,12 @@ def _derive(source: str, bos: str | None, eos: str | None, tools_json: str | Non
 
 
 def _second_sighting(key: tuple[str, str | None, str | None, str | None]) -> bool:
-    """Derive only for what is rendered twice: a one-off render costs one template run, not the probes."""
+    """Derive for what is seen twice; with tools (*key*'s last item), once more per JSON_PER_SIGHTING chars."""
     seen = _SEEN.get(key, 0) + 1
     if len(_SEEN) >= _MAX_SEEN:
         _SEEN.clear()
     _SEEN[key] = seen
-    return seen >= 2
+    return seen >= 2 + len(key[3] or "") // JSON_PER_SIGHTING  # 128 tools: 1.5 s of probes, 5 ms a render
 
 
 def template_source(fmt: FormatSpec, tools: Any) -> str | None:

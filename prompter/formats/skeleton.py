@@ -46,6 +46,7 @@ from prompter.formats.budget import probe_timed_out, probing
 from prompter.formats.prepare import UNSET, fingerprint_of
 
 __all__ = [
+    "JSON_PER_SIGHTING",
     "Policy",
     "Skeleton",
     "front_entry",
@@ -385,6 +386,13 @@ def render_entry_messages(
     return _fill(fmt, entry, roles, [m.content for m in messages], tools, add_generation_prompt, render_full)
 
 
+JSON_PER_SIGHTING = 512
+"""Characters of tools JSON that each ask for one more sighting before a tool set is probed (its skeletons
+here, its fixed strings in :mod:`~prompter.formats.fixed`): the probes run the template over every tool,
+dozens of times, so a large tool set must recur in proportion to its size before it is worth them; a small
+one (under 512 characters, four tools or so) is probed at its first render (a render is two sightings)."""
+
+
 def skeleton_entry(
     fmt: Any,
     source: str,
@@ -411,7 +419,7 @@ def skeleton_entry(
         if len(_SEEN) >= _MAX_SEEN:
             _SEEN.clear()
         _SEEN[key] = seen
-        if seen < 2:
+        if seen < 2 + len(tools_key or "") // JSON_PER_SIGHTING:  # 128 tools: 0.9 s of probes, 6 ms a render
             return None
         entry = _Entry()
         policy = _policy(fmt, source, tools, entry, render_full)
