@@ -7,8 +7,8 @@ copies those lines into exactly such a project. So no python block of README.md 
 and no script of examples/, names the top-level ``modules`` package in an import; and
 those that run offline in seconds run, from a folder whose ``modules`` package comes first
 on ``sys.path``, as if installed (the editable finder removed), leaving that package the
-application's. The new-user pages are run by test_new_user_pages_beside_an_app_modules_package;
-the pages and examples that load a model are run beside an app's package by wheel_job.py.
+application's (the new-user pages among them). The pages and examples that load a model are
+run beside an app's package by wheel_job.py.
 """
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(["README.md", *(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))])
 EXAMPLES = sorted(f"examples/{script.name}" for script in (ROOT / "examples").glob("*.py"))
-# run elsewhere: the new-user pages by their own test, the pages and examples that load a model (tens of
-# seconds each) by the wheel job (tests/packaging/wheel_job.py), from a folder with its own `modules` package
+# run elsewhere: the pages and examples that load a model (tens of seconds each) by the wheel job
+# (tests/packaging/wheel_job.py), from a folder with its own `modules` package; the README's blocks are
+# shell and the quickstart, which the wheel job runs too
 RUN_ELSEWHERE = {
     "README.md",
-    "docs/index.md",
-    "docs/install.md",
     "docs/getting-started.md",
-    "docs/coming-from-lazyllm.md",
-    "docs/coming-from-hf-chat-templates.md",
-    "docs/coming-from-langchain.md",
-    "docs/coming-from-opencompass.md",
-    "docs/coming-from-agentscope.md",
     "docs/local-models.md",
     "docs/finetune.md",
     "examples/local_model.py",

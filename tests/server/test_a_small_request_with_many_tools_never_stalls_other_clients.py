@@ -10,16 +10,15 @@ events, not a clock, shows whether the loop was free.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from held_render import HeldRender
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
 import modules.server.app as server_app
-from modules.base import Completion, StreamDelta
 from modules.local.trainable import TrainableModule
 from modules.server.app import ServerThread, create_app
 from prompter.formats.model_format import ModelFormat
@@ -31,36 +30,8 @@ TOOLS = [
 ]
 
 
-class _HeldRender:
-    """A servable module with a shipped template whose ``prepare`` waits until the test releases it."""
-
-    name = "held"
-
-    def __init__(self) -> None:
-        self.model_format = ModelFormat.get("qwen2.5")
-        self.trim = None
-        self.rendering, self.release = threading.Event(), threading.Event()
-        self.events: list[str] = []
-
-    def prepare(self, messages: Any, tools: Any = None, **generation: Any) -> Any:
-        self.events.append("render starts")
-        self.rendering.set()
-        self.release.wait(timeout=10)  # the old server held its loop here: nothing else was answered
-        self.events.append("render ends")
-        return messages
-
-    def prepare_text(self, prompt: str, **generation: Any) -> Any:
-        return prompt
-
-    def generate(self, request: Any, cancel: Any = None) -> Completion:
-        return Completion(text="ok", finish_reason="stop", usage={})
-
-    def generate_stream(self, request: Any, cancel: Any = None) -> Iterator[StreamDelta]:
-        yield StreamDelta(text="ok", finish_reason="stop")
-
-
 def test_health_is_answered_while_a_request_with_many_tools_renders() -> None:
-    module = _HeldRender()
+    module = HeldRender(ModelFormat.get("qwen2.5"))  # a template prompter ships
     server = ServerThread(create_app(module)).start()
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:

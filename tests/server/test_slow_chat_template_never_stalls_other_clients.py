@@ -11,50 +11,21 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from held_render import HeldRender
 from tiny_model_fixture import tiny_model_path  # noqa: F401 - fixture
 
 import modules.server.app as server_app
-from modules.base import Completion, StreamDelta
 from modules.local.trainable import TrainableModule
 from modules.server.app import ServerThread, create_app
 from prompter.formats.model_format import ModelFormat
 
 FOREIGN = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
 USER = [{"role": "user", "content": "hi"}]
-
-
-class _HeldRender:
-    """A servable module whose ``prepare`` (the render) waits until the test releases it."""
-
-    name = "held"
-
-    def __init__(self, template: str, trim: str | None = None) -> None:
-        self.model_format = ModelFormat(name="from-a-folder", chat_template=template)
-        self.trim = trim  # "oldest": the conversation is rendered again for each turn dropped
-        self.rendering, self.release = threading.Event(), threading.Event()
-        self.events: list[str] = []
-
-    def prepare(self, messages: Any, tools: Any = None, **generation: Any) -> Any:
-        self.events.append("render starts")
-        self.rendering.set()
-        self.release.wait(timeout=10)  # the old server held its loop here: nothing else was answered
-        self.events.append("render ends")
-        return messages
-
-    def prepare_text(self, prompt: str, **generation: Any) -> Any:
-        return prompt
-
-    def generate(self, request: Any, cancel: Any = None) -> Completion:
-        return Completion(text="ok", finish_reason="stop", usage={})
-
-    def generate_stream(self, request: Any, cancel: Any = None) -> Iterator[StreamDelta]:
-        yield StreamDelta(text="ok", finish_reason="stop")
 
 
 SHIPPED = ModelFormat.get("qwen2.5").chat_template or ""
@@ -65,7 +36,7 @@ SHIPPED = ModelFormat.get("qwen2.5").chat_template or ""
     ("template", "trim"), [(FOREIGN, None), (SHIPPED, "oldest")], ids=["foreign-template", "shipped-but-trimming"]
 )
 def test_other_clients_are_answered_while_a_slow_render_runs(path: str, template: str, trim: str | None) -> None:
-    module = _HeldRender(template, trim)
+    module = HeldRender(ModelFormat(name="from-a-folder", chat_template=template), trim)
     server = ServerThread(create_app(module)).start()
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
@@ -95,7 +66,7 @@ def test_a_shipped_template_still_renders_on_the_event_loop(monkeypatch: pytest.
 
     monkeypatch.setattr(server_app, "_without_local_files", spy)
     for template in (SHIPPED, FOREIGN):
-        module = _HeldRender(template)
+        module = HeldRender(ModelFormat(name="from-a-folder", chat_template=template))
         module.release.set()
         server = ServerThread(create_app(module)).start()
         try:
