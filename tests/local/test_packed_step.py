@@ -175,3 +175,70 @@ def test_a_model_the_packed_pass_does_not_reproduce_keeps_the_separate_prefill(
         monkeypatch.undo()
         slot_attention.register.cache_clear()
         slot_attention.register()  # the right one again, for the tests after this one
+
+
+WAVE = [
+    *(SHARED + list(range(400 + 7 * i, 400 + 7 * i + 1 + 3 * i)) for i in range(8)),  # a cached opening, 1-22 new
+    [17],  # a single token
+    list(range(500, 537)),  # nothing cached, longer than any other joiner's new part
+    SHARED + SHARED[:16] + [3, 4],  # two cached blocks, then a short tail
+    [600, 601],
+]
+
+
+@pytest.mark.parametrize("running", [0, 3])
+def test_a_wave_of_joiners_of_every_length_decodes_as_each_alone(model: Any, running: int) -> None:
+    """Twelve prompts join in one pass (padded to one shape for their attention), into an empty or a running
+    batch: every row's logits are its prompt's alone, and so are its greedy tokens."""
+    import torch
+
+    steps = 12
+    first = PROMPTS[:running]
+    everyone = [*first, *WAVE]
+    expected = [_alone(model, p, steps + 2) for p in everyone]
+    slots = Slots(model, PrefixCache())
+    got: list[list[int]] = [[] for _ in everyone]
+    logits_ok = True
+
+    def take(logits: Any) -> None:
+        nonlocal logits_ok
+        for row in range(logits.shape[0]):
+            logits_ok &= _close(logits[row], expected[row][1][len(got[row])])
+            got[row].append(int(logits[row].argmax()))
+        slots.set_next(0, [tokens[-1] for tokens in got[: logits.shape[0]]])
+
+    with torch.inference_mode():
+        slots.step_and_join([SHARED + SHARED])  # the opening is cached before the wave
+        slots.remove([0])
+        if first:
+            take(slots.step_and_join(first))
+        take(slots.step_and_join(WAVE))
+        for _ in range(steps):
+            take(slots.step())
+    for row, tokens in enumerate(got):
+        assert tokens == expected[row][0][: len(tokens)], f"row {row}"
+    assert logits_ok
+    assert slots.prefixes is not None and slots.prefixes.hits > 0
+
+
+def test_joiners_attend_in_one_call_per_layer_whatever_their_number(
+    model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass where twelve prompts join three running rows calls SDPA twice per layer (the decoding rows, then
+    every joiner at once), not once per joiner: on a small model each call's fixed cost was most of a join."""
+    import torch
+    import torch.nn.functional as functional
+
+    real = functional.scaled_dot_product_attention
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    slots = Slots(model, PrefixCache())
+    with torch.inference_mode():
+        slots.step_and_join(PROMPTS[:3])
+        monkeypatch.setattr(functional, "scaled_dot_product_attention", counted)
+        slots.step_and_join(WAVE)
+    assert len(calls) == 2 * model.config.num_hidden_layers

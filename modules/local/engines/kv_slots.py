@@ -26,12 +26,11 @@ one row at a time in :class:`~modules.local.engines.kv_rows.Rows`.
 from __future__ import annotations
 
 from collections.abc import Collection
-from functools import cache
 from typing import Any
 
 from modules.local.engines.kv_rows import RowState, cache_keyword
 from modules.local.engines.prefix_cache import BLOCK, PrefixCache
-from modules.local.engines.slot_attention import Plan, packing, packs
+from modules.local.engines.slot_attention import Joiners, Plan, packing, packs, slot_cache
 
 __all__ = ["Slots"]
 
@@ -94,7 +93,7 @@ class Slots:
         self.next_tokens, self.positions = tokens, positions
         self.columns = torch.arange(new_len, device=device)
         self.row_numbers = torch.arange(new_rows, device=device)
-        self.cache = _slot_cache(self)
+        self.cache = slot_cache(self)
 
     # -- joining ---------------------------------------------------------------------------------
 
@@ -231,28 +230,28 @@ class Slots:
         width = max(self.lengths[:n]) + 1 if n else 0
         self._reserve(n + len(prompts), max([width, *lengths]) + 1, self._like())
         paths = [self.prefixes.lookup(p) if self.prefixes is not None else [] for p in prompts]
-        ids, columns, rows = [self.next_tokens[:n, 0]], [self.positions[:n, 0]], [self.row_numbers[:n]]
+        if self.prefixes is not None:
+            self.prefixes.copy_into(paths, n, self.keys, self.values)
+        tokens: list[int] = []  # the joiners' tokens, their columns and their rows, end to end
+        places: list[int] = []
+        owners: list[int] = []
         joins, first = [], n
         for row, (prompt, path) in enumerate(zip(prompts, paths, strict=True), start=n):
             start = len(path) * BLOCK
-            if path:
-                assert self.prefixes is not None  # noqa: S101 - a path comes from it
-                for layer, (k, v) in enumerate(self.prefixes.keys_values(path, 1)):
-                    self.keys[layer][row, :, :start] = k[0]
-                    self.values[layer][row, :, :start] = v[0]
-                self.prefixes.hits += start
-            ids.append(torch.tensor(prompt[start:], dtype=torch.long, device=device))
-            columns.append(torch.arange(start, len(prompt), device=device))
-            rows.append(torch.full((len(prompt) - start,), row, dtype=torch.long, device=device))
+            tokens += prompt[start:]
+            places += range(start, len(prompt))
+            owners += [row] * (len(prompt) - start)
             joins.append((row, start, len(prompt), first))
             first += len(prompt) - start
+        ids, rows = _after(self.next_tokens[:n, 0], tokens), _after(self.row_numbers[:n], owners)
+        columns = _after(self.positions[:n, 0], places)
         seen = (self.columns[:width] <= self.positions[:n])[:, None, None, :] if n else None
-        self.plan = Plan(n, width, seen, joins, torch.cat(rows), torch.cat(columns))
+        self.plan = Plan(n, width, seen, joins, rows, columns, Joiners.of(joins, device))
         keep = [*range(n), *(f + length - start - 1 for _, start, length, f in joins)]
         try:
             with packing(self.model):
                 out = self.model(
-                    input_ids=torch.cat(ids)[None],
+                    input_ids=ids[None],
                     position_ids=self.plan.columns[None],
                     **{cache_keyword(self.model): self.cache},
                     use_cache=True,
@@ -347,6 +346,13 @@ def _packs_verified(model: Any) -> bool:
     return all(bool((got - want).abs().max() <= tolerance * max(1.0, float(want.abs().max()))) for got, want in pairs)
 
 
+def _after(running: Any, joining: list[int]) -> Any:
+    """The long tensor *running* with *joining* after it."""
+    import torch
+
+    return torch.cat([running, torch.tensor(joining, dtype=torch.long, device=running.device)])
+
+
 def _common(a: list[Any], b: list[Any]) -> int:
     """How many blocks the cached paths *a* and *b* share from the start."""
     n = 0
@@ -355,46 +361,3 @@ def _common(a: list[Any], b: list[Any]) -> int:
             break
         n += 1
     return n
-
-
-def _slot_cache(slots: Slots) -> Any:
-    """A ``DynamicCache`` whose layers write into *slots*' buffers (see :func:`_slot_layer_class`)."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=slots.model.config)
-    cache.layers = [_slot_layer_class()(slots, layer) for layer in range(len(slots.keys))]
-    return cache
-
-
-@cache
-def _slot_layer_class() -> type:
-    from transformers.cache_utils import DynamicLayer
-
-    class SlotLayer(DynamicLayer):  # type: ignore[misc]  # transformers' classes are Any to mypy
-        """One layer's view of the slots: appends at each row's own column; reads ``max(length) + 1``."""
-
-        def __init__(self, slots: Slots, layer: int) -> None:
-            super().__init__()
-            self.slots, self.layer = slots, layer
-            self.is_initialized = True
-
-        def get_seq_length(self) -> int:
-            return int(max(self.slots.lengths, default=0))
-
-        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-            slots = self.slots
-            n, rows = slots.count, slots.rows
-            keys, values = slots.keys[self.layer], slots.values[self.layer]
-            plan = slots.plan
-            if plan is not None:  # a packed pass: every token to its row and column; attention reads the plan
-                keys[plan.rows, :, plan.columns] = key_states[0].transpose(0, 1)
-                values[plan.rows, :, plan.columns] = value_states[0].transpose(0, 1)
-                return keys, values
-            columns = slots.positions[:n, 0]
-            keys[rows, :, columns] = key_states[:, :, 0]
-            values[rows, :, columns] = value_states[:, :, 0]
-            width = max(slots.lengths) + 1
-            self.keys, self.values = keys[:n, :, :width], values[:n, :, :width]
-            return self.keys, self.values
-
-    return SlotLayer

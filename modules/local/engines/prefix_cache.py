@@ -76,6 +76,24 @@ class PrefixCache:
             joined.append((k.expand(rows, -1, -1, -1), v.expand(rows, -1, -1, -1)))
         return joined
 
+    def copy_into(self, paths: list[list[_Node]], first: int, keys: list[Any], values: list[Any]) -> None:
+        """Write each of *paths* (cached openings, from :meth:`lookup`) into rows *first*, *first* + 1, ...
+        of the per-layer slot buffers *keys* and *values* ``[rows, heads, columns, dim]``, from column 0:
+        one copy per layer for all the rows that open alike."""
+        import torch
+
+        sharing: dict[int, tuple[list[_Node], list[int]]] = {}
+        for row, path in enumerate(paths, start=first):
+            if path:
+                sharing.setdefault(id(path[-1]), (path, []))[1].append(row)
+        for path, rows in sharing.values():
+            columns = len(path) * BLOCK
+            where = torch.tensor(rows, dtype=torch.long, device=keys[0].device)
+            for layer, (k, v) in enumerate(self.keys_values(path, 1)):
+                keys[layer][where, :, :columns] = k
+                values[layer][where, :, :columns] = v
+            self.hits += columns * len(rows)
+
     def insert(self, ids: list[int], path: list[_Node], kv: list[tuple[Any, Any]], row: int) -> None:
         """Keep the blocks of *ids* after *path* (its cached opening), read from row *row* of *kv*
         (per layer ``[rows, heads, columns, dim]``, column ``i`` holding token ``i`` of *ids*)."""
