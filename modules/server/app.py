@@ -219,7 +219,8 @@ def create_app(
         }
         if done.tool_calls:
             message["tool_calls"] = [dict(c) for c in done.tool_calls]
-        return {
+        # a Response goes out as is; a dict would be walked again (jsonable_encoder) for the same bytes
+        return JSONResponse({
             "id": rid,
             "object": "chat.completion",
             "created": int(time.time()),
@@ -233,7 +234,7 @@ def create_app(
                 }
             ],
             "usage": dict(done.usage or {}),
-        }
+        })
 
     @app.post("/v1/completions", response_model=None)
     async def completions(body: CompletionRequest, http: Request) -> Any:
@@ -262,7 +263,7 @@ def create_app(
             usage = bool(body.stream_options and body.stream_options.include_usage)
             return _AdmittedStream(text_events(state, request, cancel, rid, usage), cancel)
         done = await _generate(state, request, cancel, http)
-        return {
+        return JSONResponse({
             "id": rid,
             "object": "text_completion",
             "created": int(time.time()),
@@ -276,7 +277,7 @@ def create_app(
                 }
             ],
             "usage": dict(done.usage or {}),
-        }
+        })
 
     for get in [r for r in app.router.routes if isinstance(r, APIRoute) and "GET" in (r.methods or ())]:
         # HEAD wherever GET (RFC 9110): the same handler, its body dropped by the server; out of the schema,
