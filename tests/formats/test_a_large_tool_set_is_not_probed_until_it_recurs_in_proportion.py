@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from prompter.formats import fixed, skeleton
+from prompter.formats import budget, derive, fixed, skeleton
 from prompter.formats.model_format import ModelFormat
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -28,8 +28,12 @@ def _tools(count: int, tag: str) -> list[dict[str, Any]]:
 
 
 def _derivations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the fixed-string derivations. Their probes get a minute: these tests are about when a tool set
+    is probed, not about the probes' deadline, which 128 tools reach on a slow machine (0.72 s of probes
+    against 0.75 s on a quiet 2-core one, so a busy one timed out and tried again at a later render)."""
     calls: list[int] = []
     real = fixed._derive
+    monkeypatch.setattr(derive, "probing", lambda seconds=60.0: budget.probing(seconds))
 
     def counted(*args: Any) -> Any:
         calls.append(1)
