@@ -37,6 +37,7 @@ from typing import Any
 from modules.chat_repl import run_chat
 from modules.errors import DOCS_URL, ModuleConfigError
 from modules.eval import cli as eval_cli
+from modules.local.engines import check_torch_threads
 from modules.playground import cli as playground_cli
 from modules.server.cli_options import add_engine_options, apply_torch_threads, engine_options
 from prompter import __version__
@@ -211,9 +212,13 @@ def _serve(args: argparse.Namespace) -> int:
     playground_cli.check_address(args.host, args.port)  # a port in use is said now, not after the model loads
     require_extra("server")
     require_extra("local")  # before the thread set-up below, which imports torch
-    if args.engine == "transformers":
-        apply_torch_threads(args)  # leave a core to the HTTP event loop (see modules.server.cli_options)
-    module = load_model(args.model, args.max_new_tokens, **engine_options(args))
+    check_torch_threads(getattr(args, "torch_threads", None), "--torch-threads")  # said by its flag's name
+    options = engine_options(args)
+    if args.engine == "transformers" and not options.get("engine_process"):
+        # the model runs in this process: leave a core to the HTTP event loop (see modules.server.cli_options);
+        # an engine process takes --torch-threads itself, and this process never imports torch
+        apply_torch_threads(args)
+    module = load_model(args.model, args.max_new_tokens, **options)
     try:
         t0 = time.perf_counter()
         progress(f"starting the server on {args.host}:{args.port} ...")

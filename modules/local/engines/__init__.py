@@ -93,16 +93,28 @@ def check_device(device: Any) -> None:
 
 def check_device_available(device: str) -> None:
     """Raise :class:`EngineUnavailableError` when *device* names an accelerator this torch cannot see
-    (:class:`~modules.errors.MissingExtraError` when torch itself is not installed)."""
+    (:class:`~modules.errors.MissingExtraError` when torch itself is not installed).
+
+    The CPU needs no look inside torch: torch is only found, not imported, so that a process whose
+    model runs in an engine process never pays for torch's import (seconds, on a core the engine
+    process is importing it on).
+    """
+    import importlib.util
+
+    missing = MissingExtraError(
+        "TrainableModule needs the 'local' extra (torch is not installed): pip install 'prompter-kit[local]' "
+        f"(install the torch build for your machine first: {DOCS_URL}/install.md)"
+    )
+    kind = device.split(":", 1)[0]
+    if kind in ("cpu", "meta"):
+        if importlib.util.find_spec("torch") is None:  # None too where sys.modules holds None for it
+            raise missing
+        return
     try:
         import torch
     except ImportError as exc:
-        raise MissingExtraError(
-            "TrainableModule needs the 'local' extra (torch is not installed): pip install 'prompter-kit[local]' "
-            f"(install the torch build for your machine first: {DOCS_URL}/install.md)"
-        ) from exc
+        raise missing from exc
 
-    kind = device.split(":", 1)[0]
     if kind == "cuda" and not torch.cuda.is_available():
         raise EngineUnavailableError(
             f"device={device!r}: no CUDA GPU is visible (torch.cuda.is_available() is False: no GPU, no driver, "
