@@ -326,6 +326,13 @@ def _sentinels(taken: Callable[[str], bool]) -> list[tuple[Marks, re.Pattern[str
             return fresh
 
 
+def _unmarked(said: str, marks: Marks) -> str:
+    """*said* (a template's error message) without the sentinels of *marks*, as is or JSON-escaped."""
+    for mark in marks:
+        said = said.replace(mark, "").replace(json.dumps(mark)[1:-1], "")
+    return said
+
+
 def _markup_is_its_own(
     spans: Spans,
     text: str,
@@ -452,7 +459,8 @@ def locate_user_text(
         try:
             marked = render(marker.walk(list(messages)), marker.walk(list(tools)) if tools is not None else None)
         except Exception as exc:  # noqa: BLE001 - the template compared marked text and gave up: try the next way
-            error = TemplateError(f"user text spans: the chat template fails on marked user text ({exc})")
+            said = _unmarked(str(exc), marks)  # the template may quote what it got: the user's text, not ours
+            error = TemplateError(f"user text spans: the chat template fails on marked user text ({said})")
             continue
         try:
             clean, spans = _read_marked(marked, marks, literals, finder)
