@@ -100,10 +100,15 @@ class Dialect(Protocol):
         ...
 
     def stream_state(
-        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+        self,
+        scrub: Callable[[Any], Any],
+        may_hide: Callable[[str], bool] | None = None,
+        request_body: Mapping[str, Any] | None = None,
     ) -> StreamState:
         """A fresh stream state: ``scrub`` masks secrets in a decoded event; ``may_hide(raw)`` False
-        says an event's text cannot decode to a secret, so ``scrub`` is skipped (None: always scrub)."""
+        says an event's text cannot decode to a secret, so ``scrub`` is skipped (None: always scrub).
+        *request_body* is the native body sent (Gemini reads on past the first candidate's finish
+        when it asked for several)."""
         ...
 
     def is_auth_failure(self, status: int, body: Any) -> bool:

@@ -281,9 +281,16 @@ class GeminiDialect:
         )
 
     def stream_state(
-        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+        self,
+        scrub: Callable[[Any], Any],
+        may_hide: Callable[[str], bool] | None = None,
+        request_body: Mapping[str, Any] | None = None,
     ) -> GeminiStreamState:
-        return GeminiStreamState(scrub=scrub, may_hide=may_hide or always)
+        # asked for several candidates: the stream is read to its end, whose event has the whole usage
+        config = (request_body or {}).get("generationConfig")
+        count = config.get("candidateCount") if isinstance(config, Mapping) else None
+        several = isinstance(count, int) and not isinstance(count, bool) and count > 1
+        return GeminiStreamState(scrub=scrub, may_hide=may_hide or always, others=several)
 
     def decoder(self, max_line: int) -> Decoder:
         return sse_decoder(max_line)

@@ -546,7 +546,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             end.request_id = end.request_id or body_request_id(done.raw)
             end.thinking_blocks = done.thinking_blocks
             return iter([StreamDelta(done.text, done.tool_calls, done.finish_reason)])
-        return _forgetting(self._iter_stream(response, outcome.deadline, end))
+        return _forgetting(self._iter_stream(response, outcome.deadline, end, request.body))
 
     def _read_whole(self, response: requests.Response, deadline: float | None) -> bytes:
         """A 2xx body read to its end (a stream answered as one JSON body), the connection given back."""
@@ -672,7 +672,11 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         )
 
     def _iter_stream(
-        self, response: requests.Response, deadline: float | None, end: StreamEnd | None = None
+        self,
+        response: requests.Response,
+        deadline: float | None,
+        end: StreamEnd | None = None,
+        body: Mapping[str, Any] | None = None,
     ) -> Iterator[StreamDelta]:
         state: StreamState
         decoder: Decoder
@@ -680,7 +684,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             state = ChatStreamState(scrub=self._scrubber.value, may_hide=self._scrubber.may_hide)
             decoder = SSEDecoder(max_line=self.max_response_bytes)
         else:
-            state = self._dialect.stream_state(self._scrubber.value, self._scrubber.may_hide)
+            state = self._dialect.stream_state(self._scrubber.value, self._scrubber.may_hide, body)
             decoder = self._dialect.decoder(self.max_response_bytes)
         shown = StreamScrubber(self._scrubber)
         read = _reader(response)

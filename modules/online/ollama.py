@@ -227,7 +227,10 @@ class OllamaDialect:
         return status == 401
 
     def stream_state(
-        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None
+        self,
+        scrub: Callable[[Any], Any],
+        may_hide: Callable[[str], bool] | None = None,
+        request_body: Mapping[str, Any] | None = None,
     ) -> OllamaStreamState:
         return OllamaStreamState(scrub=scrub, may_hide=may_hide or always)
 

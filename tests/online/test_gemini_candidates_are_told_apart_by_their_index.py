@@ -105,6 +105,38 @@ def test_the_other_candidates_function_call_is_not_the_first_ones():
         assert s.finish_reason == "stop"
 
 
+def test_the_first_candidate_finishing_before_the_others_begin_still_gets_the_last_usage():
+    """n=2: candidate 0 is whole in the first event, candidate 1 comes after it, with the usage last.
+    The stream ended at candidate 0's finish (nothing had said there were others), missing the usage."""
+    events = [
+        {"candidates": [candidate(None, {"text": "Alpha one"}, finish="STOP")], "responseId": "r-3"},
+        {"candidates": [candidate(1, {"text": "Beta two"})]},
+        {"candidates": [candidate(1, {"text": " and more"}, finish="MAX_TOKENS")], "usageMetadata": USAGE},
+    ]
+    with TwoCandidates(events, WHOLE) as server:
+        with module(server).stream("hi", n=2) as s:
+            assert "".join(s) == "Alpha one"
+        assert s.response is not None and s.response.usage == _whole_usage()
+        assert s.finish_reason == "stop"
+
+
+def test_one_candidate_still_ends_the_stream_at_its_finish():
+    events = [
+        {"candidates": [candidate(None, {"text": "Alpha one"}, finish="STOP")], "usageMetadata": USAGE},
+        {"candidates": [candidate(None, {"text": "never read"})]},
+    ]
+
+    class OneCandidate(TwoCandidates):
+        def handle(self, request: Received) -> Answer:
+            assert "candidateCount" not in request.body.get("generationConfig", {})
+            return Answer(200, {"Content-Type": "text/event-stream"}, chunks=[event(e) for e in self.events])
+
+    with OneCandidate(events, WHOLE) as server:
+        with module(server).stream("hi") as s:
+            assert "".join(s) == "Alpha one"
+        assert s.response is not None and s.response.usage == _whole_usage()
+
+
 def test_the_other_candidate_finishing_first_does_not_end_the_stream():
     events = [
         {"candidates": [candidate(1, {"text": "Beta"}, finish="STOP"), candidate(0, {"text": "Alpha "})]},
@@ -130,14 +162,12 @@ def test_any_interleaving_of_three_candidates_streams_the_first_ones_text(data: 
         take = data.draw(st.lists(st.sampled_from(range(len(ready))), min_size=1, max_size=3, unique=True))
         events.append({"candidates": [ready[t].pop(0) for t in take]})
     events[-1]["usageMetadata"] = USAGE
-    first_done = next(i for i, e in enumerate(events) if any(c.get("finishReason") == "STOP" for c in e["candidates"]))
-    others_seen = any(c.get("index") for e in events[: first_done + 1] for c in e["candidates"])
     with TwoCandidates(events, WHOLE) as server, module(server).stream("hi", n=2) as s:
         assert "".join(s) == "".join(texts[0])
         assert s.finish_reason == "stop" and s.response is not None
-    # the usage of the last event is read when another candidate came before the first one's finish (as
-    # the API interleaves them); when the first finished alone, its stream ended there (as with n=1)
-    assert s.response.usage == (_whole_usage() if others_seen or first_done == len(events) - 1 else None)
+    # n=2 was asked for: the stream is read to its last event, whose usage is the whole answer's, even
+    # when the first candidate finished before any other candidate's piece came
+    assert s.response.usage == _whole_usage()
 
 
 def _whole_usage() -> dict[str, Any]:
