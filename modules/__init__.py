@@ -44,8 +44,9 @@ from prompter import __version__ as __version__  # one version for both packages
 if TYPE_CHECKING:  # pragma: no cover
     from modules.local.tiny_model import build_tiny_model, cached_tiny_model
     from modules.local.trainable import TrainableModule
+    from modules.online.aio import AsyncChatStream
     from modules.online.module import OnlineChatModule
-    from modules.online.response import Response
+    from modules.online.response import OnlineChatStream, Response
     from modules.online.retry import RetryPolicy
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "APIStatusError",
     "APITimeoutError",
     "AssistantMessage",
+    "AsyncChatStream",
     "AuthenticationError",
     "BadRequestError",
     "ChatStream",
@@ -70,6 +72,7 @@ __all__ = [
     "ModuleError",
     "NotFoundError",
     "OnlineChatModule",
+    "OnlineChatStream",
     "PermissionDeniedError",
     "RateLimitError",
     "Response",
@@ -108,6 +111,9 @@ _LAZY = {
     "TrainableModule": "modules.local.trainable",
     # what respond()/arespond() return, and OnlineChatModule's retry=: neither needs the 'online' extra
     "Response": "modules.online.response",
+    # what stream() and astream() return, for annotations: neither needs the 'online' extra either
+    "OnlineChatStream": "modules.online.response",
+    "AsyncChatStream": "modules.online.aio",
     "RetryPolicy": "modules.online.retry",
     # the tiny local model of the docs, demo and tests: reached through prompter.modules beside an app's own
     # `modules` package, where the deep import `modules.local.tiny_model` finds the app's
