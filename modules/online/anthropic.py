@@ -224,10 +224,7 @@ class AnthropicDialect:
         return status == 401
 
     def stream_state(
-        self,
-        scrub: Callable[[Any], Any],
-        may_hide: Callable[[str], bool] | None = None,
-        request_body: Mapping[str, Any] | None = None,
+        self, scrub: Callable[[Any], Any], may_hide: Callable[[str], bool] | None = None, request_body: Any = None
     ) -> AnthropicStreamState:
         return AnthropicStreamState(scrub=scrub, may_hide=may_hide or always)
 
