@@ -211,12 +211,12 @@ def load_model(path: str, max_new_tokens: int, **options: Any) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     playground_cli.check_address(args.host, args.port)  # a port in use is said now, not after the model loads
     require_extra("server")
-    require_extra("local")  # before the thread set-up below, which imports torch
+    require_extra("local")  # before the thread set-up below, which may import torch
     check_torch_threads(getattr(args, "torch_threads", None), "--torch-threads")  # said by its flag's name
     options = engine_options(args)
     if args.engine == "transformers" and not options.get("engine_process"):
         # the model runs in this process: leave a core to the HTTP event loop (see modules.server.cli_options);
-        # an engine process takes --torch-threads itself, and this process never imports torch
+        # an engine process takes --torch-threads itself, and is spawned before this process imports torch
         apply_torch_threads(args)
     module = load_model(args.model, args.max_new_tokens, **options)
     try:

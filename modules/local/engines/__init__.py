@@ -95,9 +95,9 @@ def check_device_available(device: str) -> None:
     """Raise :class:`EngineUnavailableError` when *device* names an accelerator this torch cannot see
     (:class:`~modules.errors.MissingExtraError` when torch itself is not installed).
 
-    The CPU needs no look inside torch: torch is only found, not imported, so that a process whose
-    model runs in an engine process never pays for torch's import (seconds, on a core the engine
-    process is importing it on).
+    The CPU needs no look inside torch: torch is only found, not imported, so that ``start()`` spawns
+    an engine process before this process pays for torch's import (seconds, which the engine process
+    would otherwise wait out for a core to import its own on).
     """
     import importlib.util
 
