@@ -14,6 +14,7 @@ __all__ = ["ROOT", "build_dists", "required_data_files"]
 def required_data_files() -> list[str]:
     """Every non-Python file the packages read at run time, as paths inside the wheel."""
     files = ["prompter/py.typed", "modules/py.typed"]
+    files += [p.relative_to(ROOT).as_posix() for p in (ROOT / "prompter/modules").rglob("*.pyi")]  # the facade's stubs
     files += [f"prompter/formats/chat_templates/{p.name}" for p in (ROOT / "prompter/formats/chat_templates").iterdir()]
     files += [f"modules/local/data/{p.name}" for p in (ROOT / "modules/local/data").iterdir()]
     files += [f"modules/playground/static/{p.name}" for p in (ROOT / "modules/playground/static").iterdir()]

@@ -56,6 +56,22 @@ with testing.FakeOpenAIServer(replies=["They are content."]) as server:
     print("online answer:", repr(online({"topic": "cats", "input": "Why purr?"})))
 """
 
+_TYPED_USER_CODE = """
+import prompter.modules.server.lifecycle
+from prompter.modules import OnlineChatModule, TrainableModule
+from prompter.modules.local.trainable import TrainableModule as Local
+from prompter.modules.online.sources import Source
+
+
+def build(path: str) -> TrainableModule:
+    local: Local = TrainableModule(path)
+    return local
+
+
+def named(source: Source, module: OnlineChatModule) -> str:
+    return f"{source!r} {module!r} {prompter.modules.server.lifecycle.__name__}"
+"""
+
 
 def main() -> int:
     t0 = time.perf_counter()
@@ -135,6 +151,15 @@ def _job(work: Path, t0: float) -> None:
     for script in ("local_model.py", "finetune_distributed.py"):
         path = str(ROOT / "examples" / script)
         run(python, "-c", f"import runpy\nrunpy.run_path({path!r}, run_name='__main__')\nimport modules\nassert modules.MINE == 'app'\n")
+    step("mypy --strict on code that imports through prompter.modules, against the installed stubs")
+    typed = work / "typed"  # a folder without a `modules` package of its own: mypy would read that one instead
+    typed.mkdir()
+    (typed / "user_code.py").write_text(_TYPED_USER_CODE, encoding="utf-8")
+    # as pyproject.toml does for our own run: torch and transformers ship no types worth a minute of CI
+    skip = "[mypy-torch.*,transformers.*,tokenizers.*]\nfollow_imports = skip\nignore_missing_imports = True\n"
+    (typed / "mypy.ini").write_text("[mypy]\n" + skip, encoding="utf-8")
+    cache_dir = str(work / "mypy-cache")
+    run(python, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", cache_dir, "user_code.py", cwd=typed)
     step("prompter demo")
     demo = run(str(bin_dir / "prompter"), "demo")
     assert "(same as in-process: True)" in demo, demo[-2000:]

@@ -1,0 +1,2 @@
+# prompter.modules.cli at run time (scripts/facade_stubs.py)
+from modules.cli import *  # noqa: F403

@@ -1,0 +1,2 @@
+# prompter.modules.errors at run time (scripts/facade_stubs.py)
+from modules.errors import *  # noqa: F403

@@ -1,0 +1,2 @@
+# prompter.modules.eval.runner at run time (scripts/facade_stubs.py)
+from modules.eval.runner import *  # noqa: F403

@@ -1,0 +1,2 @@
+# prompter.modules.local.streaming at run time (scripts/facade_stubs.py)
+from modules.local.streaming import *  # noqa: F403

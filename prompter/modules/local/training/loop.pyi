@@ -1,0 +1,2 @@
+# prompter.modules.local.training.loop at run time (scripts/facade_stubs.py)
+from modules.local.training.loop import *  # noqa: F403

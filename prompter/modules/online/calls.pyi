@@ -1,0 +1,2 @@
+# prompter.modules.online.calls at run time (scripts/facade_stubs.py)
+from modules.online.calls import *  # noqa: F403

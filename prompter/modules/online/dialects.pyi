@@ -1,0 +1,2 @@
+# prompter.modules.online.dialects at run time (scripts/facade_stubs.py)
+from modules.online.dialects import *  # noqa: F403

@@ -1,0 +1,2 @@
+# prompter.modules.online.sources at run time (scripts/facade_stubs.py)
+from modules.online.sources import *  # noqa: F403

@@ -1,0 +1,2 @@
+# prompter.modules.retry at run time (scripts/facade_stubs.py)
+from modules.online.retry import *  # noqa: F403

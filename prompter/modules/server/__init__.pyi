@@ -1,0 +1,2 @@
+# prompter.modules.server at run time (scripts/facade_stubs.py)
+from modules.server import *  # noqa: F403

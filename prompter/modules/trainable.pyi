@@ -1,0 +1,2 @@
+# prompter.modules.trainable at run time (scripts/facade_stubs.py)
+from modules.local.trainable import *  # noqa: F403
