@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import json
 
-from prompter.modules.online.sources import SOURCES
-
 from prompter import AlpacaPrompter, ChatPrompter
 from prompter.modules import OnlineChatModule, testing
+from prompter.modules.online.sources import SOURCES
 
 WEATHER = {
     "type": "function",
