@@ -172,7 +172,7 @@ def packed_attention(
     """
     import torch
     from torch.nn.functional import scaled_dot_product_attention as sdpa
-    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     plan: Plan | None = kwargs.pop("slots_plan", None)
     if plan is None:
@@ -186,7 +186,7 @@ def packed_attention(
         o = sdpa(q, key[:n, :, :width], value[:n, :, :width], attn_mask=plan.mask, scale=scaling)
         out[0, :n] = o.reshape(n, heads, dim)
     if plan.together is not None:
-        _joiners_at_once(plan.together, query, key, value, out, n, groups, scaling)
+        _joiners_at_once(plan.together, query, key, value, out, n, scaling)
         return out, None
     for row, start, length, first in plan.joins:
         count = length - start
@@ -197,23 +197,21 @@ def packed_attention(
         else:  # after a cached opening: token i sees columns 0 .. start + i
             here = torch.arange(length, device=q.device)
             seen = here[None, :] <= here[start:, None]
-            o = sdpa(q, repeat_kv(k, groups), repeat_kv(v, groups), attn_mask=seen[None, None], scale=scaling)
+            o = sdpa(q, k, v, attn_mask=seen[None, None], scale=scaling, enable_gqa=True)
         out[0, first : first + count] = o[0].transpose(0, 1)
     return out, None
 
 
-def _joiners_at_once(
-    lay: Joiners, query: Any, key: Any, value: Any, out: Any, n: int, groups: int, scaling: float | None
-) -> None:
+def _joiners_at_once(lay: Joiners, query: Any, key: Any, value: Any, out: Any, n: int, scaling: float | None) -> None:
     """Every joiner's attention in one call (see :class:`Joiners`), written to ``out[0, n:]``."""
     from torch.nn.functional import scaled_dot_product_attention as sdpa
-    from transformers.integrations.sdpa_attention import repeat_kv
 
     count, (heads, dim) = len(lay.rows), (query.shape[1], query.shape[3])
     q = query[0].index_select(1, lay.queries).view(heads, count, lay.most, dim).transpose(0, 1)
     k = key[:, :, : lay.longest].index_select(0, lay.rows)
     v = value[:, :, : lay.longest].index_select(0, lay.rows)
-    o = sdpa(q, repeat_kv(k, groups), repeat_kv(v, groups), attn_mask=lay.mask, scale=scaling)
+    # enable_gqa: each query head reads its key/value head in place (the same numbers as repeat_kv's copies)
+    o = sdpa(q, k, v, attn_mask=lay.mask, scale=scaling, enable_gqa=True)
     out[0, n:] = o.transpose(1, 2).reshape(count * lay.most, heads, dim).index_select(0, lay.kept)
 
 
