@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
+from prompter.cache_marks import Mark, cache_mark
 from prompter.errors import HistoryError, MessageError
 
 __all__ = [
@@ -50,6 +51,8 @@ class ContentPart(NamedTuple):
     """The part's type as the caller's dict named it (``input_audio``, ``audio_url``, AgentScope's
     ``image``...), so that a chat template reads the part as it was given; ``""`` for a part made in
     code (a template reads it in its OpenAI form)."""
+    cache_control: Mark = ()
+    """The part's prompt-caching mark, checked (see :mod:`prompter.cache_marks`); ``()`` for none."""
 
 
 class ToolCall(NamedTuple):
@@ -179,6 +182,8 @@ def _content_from(value: object, where: str) -> str | tuple[ContentPart, ...]:
                     f"{here}: unsupported content part type {_shown(kind)}; use 'text', 'image_url', "
                     "'input_audio', 'audio_url' or 'video_url'"
                 )
+            if "cache_control" in raw:
+                parts[-1] = parts[-1]._replace(cache_control=cache_mark(raw["cache_control"], f"{here}.cache_control"))
         return tuple(parts)
     if isinstance(value, (Mapping, int, float)):  # bool is an int
         # AgentScope sends structured content as its JSON text; so do we (and never guess at a repr)

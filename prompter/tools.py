@@ -11,7 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from prompter.errors import ToolsError
+from prompter.cache_marks import cache_mark
+from prompter.errors import MessageError, ToolsError
 
 __all__ = ["ReadOnlyDict", "ReadOnlyList", "ToolSet"]
 
@@ -102,6 +103,11 @@ def _validate(tools: object, where: str) -> None:
         description = function.get("description")
         if description is not None and not isinstance(description, str):
             raise ToolsError(f"{here}.function.description: expected a str, got {_shown(description)}")
+        if "cache_control" in tool:  # Anthropic's prompt-caching mark on the tool (prompter.cache_marks)
+            try:
+                cache_mark(tool["cache_control"], f"{here}.cache_control")
+            except MessageError as exc:
+                raise ToolsError(str(exc)) from None
 
 
 class ToolSet:

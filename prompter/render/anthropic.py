@@ -28,17 +28,18 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from prompter.cache_marks import MAX_MARKS
 from prompter.conversation import Conversation
 from prompter.errors import MessageError, UnsupportedContentError
 from prompter.messages import ContentPart, Message
 from prompter.render.common import (
     conversation_messages,
     empty_turn_error,
-    function_specs,
     lift_system,
     split_data_url,
 )
@@ -95,12 +96,19 @@ def _blocks(content: str | tuple[ContentPart, ...], where: str, images: bool = T
         if part.type == "text":
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
+            elif part.cache_control:
+                raise UnsupportedContentError(
+                    f"{here}: an empty text part cannot carry cache_control (the API takes no empty text "
+                    "block); mark the part before it"
+                )
         elif part.type != "image_url":
             check_part(part, here)
         elif images:
             blocks.append(_image_block(part.url, here))
         else:
             raise UnsupportedContentError(f"{here}: an Anthropic assistant message cannot carry an image")
+        if part.cache_control and (part.type != "text" or part.text):
+            blocks[-1]["cache_control"] = dict(part.cache_control)
     return blocks
 
 
@@ -152,17 +160,50 @@ def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return content
 
 
-def _tool(function: Mapping[str, Any]) -> dict[str, Any]:
+def _tool(given: Mapping[str, Any]) -> dict[str, Any]:
+    function = given["function"]
     tool: dict[str, Any] = {"name": function["name"]}
     if "description" in function:
         tool["description"] = function["description"]
     tool["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
+    if "cache_control" in given:  # checked with the tools (prompter.cache_marks)
+        tool["cache_control"] = given["cache_control"]
     return tool
+
+
+def _system(conv: Conversation, located: list[tuple[str, Message]], system: str) -> str | list[dict[str, Any]]:
+    """The top-level ``system``: the joined text, or text blocks when a part of a system message is marked
+    for caching (the conversation's own system text first, then each system message's text parts)."""
+    parts = [m.content for _, m in located if m.role == "system" and not isinstance(m.content, str)]
+    if not any(part.cache_control for content in parts for part in content):
+        return system
+    blocks = [{"type": "text", "text": conv.system_text}] if conv.system_text else []
+    for where, message in located:
+        if message.role == "system":
+            blocks += _blocks(message.content, where, images=False)
+    return blocks
+
+
+def _count_marks(body: dict[str, Any]) -> None:
+    """Refuse a body with more cache marks than the API takes (it answers 400)."""
+    system = body.get("system")
+    blocks = [*(system if isinstance(system, list) else []), *body.get("tools", [])]
+    for message in body["messages"]:
+        for block in _as_blocks(message["content"]):
+            blocks += [block, *(_as_blocks(block["content"]) if block.get("type") == "tool_result" else [])]
+    marks = sum(1 for block in blocks if "cache_control" in block)
+    if marks > MAX_MARKS:
+        raise UnsupportedContentError(
+            f"cache_control: {marks} parts and tools carry it, and the Anthropic Messages API takes at most "
+            f"{MAX_MARKS} cache breakpoints per request; keep the marks at the ends of the longest shared openings"
+        )
 
 
 def render_anthropic(conv: Conversation) -> dict[str, Any]:
     """The body of ``POST /v1/messages`` (without ``model`` and ``max_tokens``)."""
-    system, located = lift_system(conv, conversation_messages(conv))
+    every = conversation_messages(conv)
+    text, located = lift_system(conv, every)
+    system = _system(conv, every, text)
     messages: list[dict[str, Any]] = []
     wheres: list[str] = []  # where each message of the body began, for the error about an empty one
     for where, message in located:
@@ -182,9 +223,9 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
     if system:
         body["system"] = system
     body["messages"] = messages
-    functions = function_specs(conv)
-    if functions:
-        body["tools"] = [_tool(function) for function in functions]
+    if conv.tools is not None and len(conv.tools):
+        body["tools"] = [_tool(tool) for tool in json.loads(conv.tools.json)]
+    _count_marks(body)
     return body
 
 

@@ -16,6 +16,7 @@ from prompter.messages import ContentPart, Message
 from prompter.strict_json import NotJSONError, strict_loads
 
 __all__ = [
+    "NO_CACHE_MARKS",
     "Located",
     "check_json_values",
     "conversation_messages",
@@ -24,6 +25,7 @@ __all__ = [
     "lift_system",
     "media_parts",
     "plain_text",
+    "refuse_cache_marks",
     "split_data_url",
     "tool_call_names",
 ]
@@ -126,6 +128,42 @@ def lift_system(conv: Conversation, located: Iterable[Located]) -> tuple[str, li
         else:
             rest.append((where, message))
     return "\n".join(texts), rest
+
+
+NO_CACHE_MARKS = {
+    "gemini": "Gemini",
+    "ollama": "Ollama",
+    "ollama_generate": "Ollama",
+    "zhipu": "Zhipu's GLM API",
+    "dashscope": "DashScope's native protocol",
+}
+"""The dialects whose APIs take no ``cache_control`` (see :mod:`prompter.cache_marks`), and their names."""
+
+
+def refuse_cache_marks(conv: Conversation, located: Iterable[Located], dialect: str, texts_only: bool = False) -> None:
+    """Refuse a content part or a tool marked with ``cache_control`` (see :mod:`prompter.cache_marks`) for a
+    *dialect* whose API has no such field (:data:`NO_CACHE_MARKS`): sending it would be refused or ignored,
+    and dropping it would lose what the caller asked for without a word. With *texts_only*, for a dialect that
+    takes marks: refuse a marked text part, which a merge of the turns into one message leaves no block to
+    stay on."""
+    api = NO_CACHE_MARKS.get(dialect)
+    if texts_only:
+        remedy = (
+            "the turns are merged into one message of 'name: text' lines here (strategy='multi_agent', or three "
+            "speakers or more), which leaves a text part's mark no block of its own; remove the mark, or pass "
+            "strategy='chat'"
+        )
+    else:
+        remedy = f"{api} takes no cache_control (Anthropic's prompt-caching mark); remove it, or use format='anthropic'"
+    for where, message in located:
+        for k, part in enumerate(() if isinstance(message.content, str) else message.content):
+            if part.cache_control and (part.type == "text" or not texts_only):
+                raise UnsupportedContentError(f"{where}.content[{k}].cache_control: {remedy}")
+    if texts_only:
+        return
+    for i, tool in enumerate(conv.tools.specs if conv.tools is not None else ()):
+        if "cache_control" in tool:
+            raise UnsupportedContentError(f"tools[{i}].cache_control: {remedy}")
 
 
 def tool_call_names(located: Iterable[Located]) -> dict[str, str]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message, text_of
-from prompter.render.common import conversation_messages, lift_system, tool_call_names
+from prompter.render.common import conversation_messages, lift_system, refuse_cache_marks, tool_call_names
 from prompter.render.openai import refuse_assistant_media, tool_call_dicts
 
 __all__ = ["render_dashscope", "text_items"]
@@ -91,6 +91,7 @@ def render_dashscope(conv: Conversation) -> dict[str, Any]:
     """The body of DashScope's native generation call (without ``model`` and generation options)."""
     refuse_assistant_media(conv, "dashscope")
     located = conversation_messages(conv)
+    refuse_cache_marks(conv, located, "dashscope")
     names = tool_call_names(located)
     system, located = lift_system(conv, located)
     multimodal = any(_has_image(message.content) for _, message in located)

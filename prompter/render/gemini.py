@@ -47,6 +47,7 @@ from prompter.render.common import (
     function_specs,
     lift_system,
     plain_text,
+    refuse_cache_marks,
     split_data_url,
     tool_call_names,
 )
@@ -142,6 +143,7 @@ def _declaration(function: Mapping[str, Any]) -> dict[str, Any]:
 def render_gemini(conv: Conversation) -> dict[str, Any]:
     """The body of ``POST .../models/{model}:generateContent`` (without ``generationConfig``)."""
     located = conversation_messages(conv)
+    refuse_cache_marks(conv, located, "gemini")
     names = tool_call_names(located)
     system, located = lift_system(conv, located)
     contents: list[dict[str, Any]] = []

@@ -30,7 +30,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message, a_part
-from prompter.render.common import conversation_messages, split_data_url, tool_call_names
+from prompter.render.common import conversation_messages, refuse_cache_marks, split_data_url, tool_call_names
 
 __all__ = ["check_part", "image_data", "render_ollama"]
 
@@ -88,6 +88,7 @@ def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str
 def render_ollama(conv: Conversation) -> dict[str, Any]:
     """The body of ``POST /api/chat`` (without ``model``, ``options`` and ``stream``)."""
     located = conversation_messages(conv)
+    refuse_cache_marks(conv, located, "ollama")
     names = tool_call_names(located)
     messages: list[dict[str, Any]] = []
     if conv.system_text:

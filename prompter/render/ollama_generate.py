@@ -19,7 +19,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart
-from prompter.render.common import conversation_messages
+from prompter.render.common import conversation_messages, refuse_cache_marks
 from prompter.render.ollama import image_data
 
 __all__ = ["check_part", "render_ollama_generate"]
@@ -38,7 +38,9 @@ def render_ollama_generate(conv: Conversation) -> dict[str, Any]:
         )
     texts: list[str] = [conv.system_text] if conv.system_text else []
     images: list[str] = []
-    for where, message in conversation_messages(conv):
+    located = conversation_messages(conv)
+    refuse_cache_marks(conv, located, "ollama_generate")
+    for where, message in located:
         content = message.content
         if isinstance(content, str):
             texts.append(content)

@@ -43,6 +43,8 @@ def _content(content: str | tuple[ContentPart, ...]) -> str | list[dict[str, Any
         else:  # the shape OpenAI-compatible servers (vLLM, Qwen) and chat templates take
             key = f"{part.type}_url"
             parts.append({"type": key, key: {"url": part.url}})
+        if part.cache_control:  # as given: gateways to Claude read it (prompter.cache_marks)
+            parts[-1]["cache_control"] = dict(part.cache_control)
     return parts
 
 

@@ -333,9 +333,11 @@ def _media(message: Message) -> list[ContentPart]:
 
 def multi_agent(conv: Conversation, dialect: str, header: str, check: PartCheck | None = None) -> Conversation:
     """The conversation as a system prompt and one user message of ``name: text`` lines."""
-    from prompter.render.common import conversation_messages, media_parts
+    from prompter.render.common import NO_CACHE_MARKS, conversation_messages, media_parts, refuse_cache_marks
 
     located = conversation_messages(conv._replace(label=None))  # errors name the caller's places, lost once merged
+    if dialect != "text":  # a local model's text never carries marks
+        refuse_cache_marks(conv, located, dialect, texts_only=dialect not in NO_CACHE_MARKS)
     if check is not None:
         for where, part in media_parts(located):
             check(part, where)

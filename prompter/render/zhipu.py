@@ -22,7 +22,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, a_part
-from prompter.render.common import conversation_messages
+from prompter.render.common import conversation_messages, refuse_cache_marks
 from prompter.render.openai import check_part as check_openai_part
 from prompter.render.openai import openai_messages, refuse_assistant_media, refuse_other_media
 
@@ -50,6 +50,7 @@ def _refuse_media_outside_user_turns(conv: Conversation) -> None:
 
 def render_zhipu(conv: Conversation) -> dict[str, Any]:
     """The body of GLM's chat completions call (without ``model`` and generation options)."""
+    refuse_cache_marks(conv, conversation_messages(conv), "zhipu")
     refuse_assistant_media(conv, "zhipu")
     refuse_other_media(conv, "zhipu", audio=False)
     _refuse_media_outside_user_turns(conv)

@@ -157,6 +157,26 @@ def sse(name: str, value: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(value)}\n\n".encode()
 
 
+def _check_cache_marks(body: dict[str, Any]) -> None:
+    """``cache_control`` as the prompt-caching docs give it: ``{"type": "ephemeral"}``, ``"ttl"`` ``"5m"`` or ``"1h"``
+    optional, on system blocks, tools and message content blocks (tool results' own blocks too), four at most."""
+    system = body.get("system")
+    blocks = [*(system if isinstance(system, list) else []), *(body.get("tools") or [])]
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            inner = block.get("content") if isinstance(block, dict) else None
+            blocks += [block, *(inner if isinstance(inner, list) else [])]
+    marks = [b["cache_control"] for b in blocks if isinstance(b, dict) and "cache_control" in b]
+    for mark in marks:
+        if not isinstance(mark, dict) or mark.get("type") != "ephemeral" or set(mark) - {"type", "ttl"}:
+            raise bad("cache_control: Input tag does not match the expected tag: 'ephemeral'")
+        if "ttl" in mark and mark["ttl"] not in ("5m", "1h"):
+            raise bad("cache_control.ttl: Input should be '5m' or '1h'")
+    if len(marks) > 4:
+        raise bad(f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}.")
+
+
 def validate(body: dict[str, Any]) -> None:
     extra = sorted(set(body) - _TOP)
     if extra:
@@ -172,6 +192,10 @@ def validate(body: dict[str, Any]) -> None:
     system = body.get("system")
     if system is not None and not isinstance(system, (str, list)):
         raise bad("system: Input should be a valid string or list")
+    for j, block in enumerate(system if isinstance(system, list) else []):
+        if not isinstance(block, dict) or block.get("type") != "text" or not block.get("text"):
+            raise bad(f"system.{j}: system blocks must be non-empty text blocks")
+    _check_cache_marks(body)
     choice = body.get("tool_choice")
     if choice is not None:
         # a discriminated union: an object whose type is auto | any | tool | none ("tool" names the tool)
