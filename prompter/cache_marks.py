@@ -4,7 +4,8 @@ Anthropic caches a request's prefix up to each block that carries
 ``"cache_control": {"type": "ephemeral"}`` (with ``"ttl": "5m"`` or ``"1h"`` if wanted), four such
 marks at most per request. A caller writes the mark on an OpenAI-shaped content part or tool dict,
 as gateways that speak OpenAI's shape to Claude read it; prompter checks it where the part or tool
-is read (:func:`cache_mark`) and keeps it:
+is read (:func:`cache_mark`) and keeps it. A mark on a whole message dict (LiteLLM's form) stands for one
+on the message's last block:
 
 * ``format="anthropic"`` puts it on the block made from that part (text, image, tool result; the
   system prompt becomes a list of text blocks when one of its parts is marked) and on the tool;
@@ -55,3 +56,4 @@ def cache_mark(value: Any, where: str) -> Mark:
     if not (isinstance(ttl, str) and ttl in _TTLS):
         raise MessageError(f"{where}.ttl: expected '5m' or '1h', got {repr(ttl)[:40]}")
     return (("type", "ephemeral"), ("ttl", ttl))
+

@@ -85,6 +85,8 @@ class Message(NamedTuple):
     """The assistant's Anthropic thinking blocks (``thinking_blocks`` of the message dict: ``thinking``
     with its ``signature``, or ``redacted_thinking`` with its ``data``), sent back first in its turn, as
     Anthropic requires of a turn that called tools with extended thinking on; other dialects leave them out."""
+    cache_control: Mark = ()
+    """A prompt-caching mark on the whole message (LiteLLM's form): Anthropic's last block of the turn takes it."""
 
 
 Turn = tuple[str, str] | Message
@@ -311,7 +313,8 @@ def message_from_dict(raw: Mapping[str, Any], where: str = "message") -> Message
     if name is not None and not isinstance(name, str):
         raise MessageError(f"{where}.name: expected str, got {_type_name(name)}")
     thinking = () if "thinking_blocks" not in raw else _thinking_from(raw["thinking_blocks"], role, where)
-    return Message(role, content, calls, tool_call_id, name, null, thinking)  # type: ignore[arg-type]
+    mark = cache_mark(raw["cache_control"], f"{where}.cache_control") if "cache_control" in raw else ()
+    return Message(role, content, calls, tool_call_id, name, null, thinking, mark)  # type: ignore[arg-type]
 
 
 _THINKING_FIELDS = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}

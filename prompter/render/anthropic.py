@@ -154,6 +154,17 @@ def _message(message: Message, where: str) -> dict[str, Any]:
     return {"role": "assistant", "content": blocks}
 
 
+def _marked(item: dict[str, Any], message: Message, where: str) -> dict[str, Any]:
+    """*item* (the API's message made from *message*) with the message's own cache mark on its last block."""
+    if not message.cache_control:
+        return item
+    blocks = _as_blocks(item["content"])
+    if not blocks:
+        raise UnsupportedContentError(f"{where}.cache_control: the message has no content block to carry it")
+    blocks[-1] = {**blocks[-1], "cache_control": dict(message.cache_control)}
+    return {**item, "content": blocks}
+
+
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -172,16 +183,20 @@ def _tool(given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _system(conv: Conversation, located: list[tuple[str, Message]], system: str) -> str | list[dict[str, Any]]:
-    """The top-level ``system``: the joined text, or text blocks when a part of a system message is marked
-    for caching (the conversation's own system text first, then each system message's text parts)."""
-    parts = [m.content for _, m in located if m.role == "system" and not isinstance(m.content, str)]
-    if not any(part.cache_control for content in parts for part in content):
+    """The top-level ``system``: the joined text, or text blocks when a system message or a part of one is
+    marked for caching (the conversation's own system text first, then each system message's text parts)."""
+    systems = [(where, m) for where, m in located if m.role == "system"]
+    if not any(_carries_mark(message) for _, message in systems):
         return system
     blocks = [{"type": "text", "text": conv.system_text}] if conv.system_text else []
-    for where, message in located:
-        if message.role == "system":
-            blocks += _blocks(message.content, where, images=False)
+    for where, message in systems:
+        blocks += _marked({"content": _blocks(message.content, where, images=False)}, message, where)["content"]
     return blocks
+
+
+def _carries_mark(message: Message) -> bool:
+    parts = () if isinstance(message.content, str) else message.content
+    return bool(message.cache_control) or any(part.cache_control for part in parts)
 
 
 def _count_marks(body: dict[str, Any]) -> None:
@@ -207,7 +222,7 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     wheres: list[str] = []  # where each message of the body began, for the error about an empty one
     for where, message in located:
-        item = _message(message, where)
+        item = _marked(_message(message, where), message, where)
         if messages and messages[-1]["role"] == item["role"]:
             merged = _as_blocks(messages[-1]["content"]) + _as_blocks(item["content"])
             messages[-1]["content"] = merged or ""

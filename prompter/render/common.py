@@ -150,12 +150,14 @@ def refuse_cache_marks(conv: Conversation, located: Iterable[Located], dialect: 
     if texts_only:
         remedy = (
             "the turns are merged into one message of 'name: text' lines here (strategy='multi_agent', or three "
-            "speakers or more), which leaves a text part's mark no block of its own; remove the mark, or pass "
-            "strategy='chat'"
+            "speakers or more), which leaves a message's or a text part's mark no block of its own; remove the "
+            "mark, or pass strategy='chat'"
         )
     else:
         remedy = f"{api} takes no cache_control (Anthropic's prompt-caching mark); remove it, or use format='anthropic'"
     for where, message in located:
+        if message.cache_control:
+            raise UnsupportedContentError(f"{where}.cache_control: {remedy}")
         for k, part in enumerate(() if isinstance(message.content, str) else message.content):
             if part.cache_control and (part.type == "text" or not texts_only):
                 raise UnsupportedContentError(f"{where}.content[{k}].cache_control: {remedy}")

@@ -96,6 +96,8 @@ def message_dict(message: Message, keep_null: bool = False, signatures: bool = F
         out["tool_call_id"] = message.tool_call_id
     if message.name is not None:
         out["name"] = message.name
+    if message.cache_control:  # as given (prompter.cache_marks)
+        out["cache_control"] = dict(message.cache_control)
     return out
 
 

@@ -131,3 +131,30 @@ def test_a_local_model_text_is_the_same_with_or_without_marks() -> None:
     assert prompter.generate_prompt("hi", model_format="qwen2.5", history=marked) == prompter.generate_prompt(
         "hi", model_format="qwen2.5", history=plain
     )
+
+
+
+def test_a_mark_on_a_whole_message_marks_its_last_block_for_anthropic_and_is_sent_as_given_for_openai() -> None:
+    """LiteLLM's form: ``cache_control`` beside ``role`` and ``content``. It was dropped like an unknown key."""
+    history = [
+        {"role": "system", "content": "A long policy.", "cache_control": MARK},
+        {"role": "user", "content": "A long document.", "cache_control": HOUR},
+        {"role": "assistant", "content": "ok"},
+    ]
+    body = _render("anthropic", history)
+    assert body["system"][-1] == {"type": "text", "text": "A long policy.", "cache_control": MARK}
+    assert body["messages"][0] == {"role": "user", "content": [{"type": "text", "text": "A long document.", "cache_control": HOUR}]}
+    assert _render("openai", history)["messages"][2] == {"role": "user", "content": "A long document.", "cache_control": HOUR}
+    with pytest.raises(UnsupportedContentError, match=r"^history\[0\]\.cache_control: Gemini takes no cache_control"):
+        _render("gemini", history[1:])
+    with pytest.raises(MessageError, match=r"history\[1\]\.cache_control\.ttl"):
+        _render("openai", [history[0], {**history[1], "cache_control": {"type": "ephemeral", "ttl": "1d"}}])
+
+
+def test_a_local_model_takes_a_marked_message_as_an_unmarked_one() -> None:
+    prompter = ChatPrompter("Be brief.")
+    marked = [{"role": "user", "content": "A long document.", "cache_control": MARK}, {"role": "assistant", "content": "ok"}]
+    plain = [{"role": "user", "content": "A long document."}, {"role": "assistant", "content": "ok"}]
+    assert prompter.generate_prompt("hi", model_format="qwen2.5", history=marked) == prompter.generate_prompt(
+        "hi", model_format="qwen2.5", history=plain
+    )
