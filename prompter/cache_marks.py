@@ -45,15 +45,25 @@ def cache_mark(value: Any, where: str) -> Mark:
     wanted = "{'type': 'ephemeral'} (with 'ttl': '5m' or '1h' if wanted)"
     if not isinstance(value, Mapping):
         raise MessageError(f"{where}: expected {wanted}, got {type(value).__name__}")
-    keys = list(value)
-    if any(not isinstance(key, str) for key in keys) or set(keys) - {"type", "ttl"}:
-        raise MessageError(f"{where}: expected {wanted}, got keys {sorted(repr(key)[:40] for key in keys)}")
-    kind, ttl = value.get("type"), value.get("ttl")
-    if not (isinstance(kind, str) and kind == "ephemeral"):
-        raise MessageError(f"{where}.type: expected 'ephemeral' (the one kind there is), got {repr(kind)[:40]}")
-    if "ttl" not in value:
+    # read as plain strings: a str subclass's own __eq__ or __hash__ never decides what passes
+    given = {_plain(key): val for key, val in value.items()}
+    if any(key not in ("type", "ttl") for key in given) or len(given) != len(value):
+        raise MessageError(f"{where}: expected {wanted}, got keys {sorted(repr(key)[:40] for key in given)}")
+    if _plain(given.get("type")) != "ephemeral":
+        raise MessageError(f"{where}.type: expected 'ephemeral' (the one kind), got {_shown(given.get('type'))}")
+    if "ttl" not in given:
         return (("type", "ephemeral"),)
-    if not (isinstance(ttl, str) and ttl in _TTLS):
-        raise MessageError(f"{where}.ttl: expected '5m' or '1h', got {repr(ttl)[:40]}")
-    return (("type", "ephemeral"), ("ttl", ttl))
+    ttl = _plain(given["ttl"])
+    if ttl not in _TTLS:
+        raise MessageError(f"{where}.ttl: expected '5m' or '1h', got {_shown(given['ttl'])}")
+    return (("type", "ephemeral"), ("ttl", _TTLS[_TTLS.index(ttl)]))  # our own constant
+
+
+def _plain(value: Any) -> Any:
+    """*value*'s characters as a plain ``str`` when it is a str (of any subclass); anything else as it is."""
+    return str.__str__(value) if isinstance(value, str) else value
+
+
+def _shown(value: Any) -> str:
+    return repr(_plain(value))[:40] if isinstance(value, (str, int, float, type(None))) else type(value).__name__
 

@@ -158,3 +158,22 @@ def test_a_local_model_takes_a_marked_message_as_an_unmarked_one() -> None:
     assert prompter.generate_prompt("hi", model_format="qwen2.5", history=marked) == prompter.generate_prompt(
         "hi", model_format="qwen2.5", history=plain
     )
+
+
+class _Sly(str):
+    """A str whose == always says yes and whose hash is one of "type"'s."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("type")
+
+
+def test_a_str_subclass_that_says_yes_to_everything_passes_no_mark() -> None:
+    for mark in ({"type": _Sly("persistent")}, {"type": "ephemeral", "ttl": _Sly("forever")}, {_Sly("scope"): "x", "type": "ephemeral"}):
+        with pytest.raises(MessageError, match="cache_control"):
+            _render("anthropic", [{"role": "user", "content": [{"type": "text", "text": "doc", "cache_control": mark}]}])
+    body = _render("anthropic", [{"role": "user", "content": [{"type": "text", "text": "doc", "cache_control": {_Sly("type"): _Sly("ephemeral")}}]}])
+    mark = body["messages"][0]["content"][0]["cache_control"]
+    assert mark == {"type": "ephemeral"} and all(type(k) is str and type(v) is str for k, v in mark.items())
