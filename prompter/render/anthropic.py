@@ -2,7 +2,8 @@
 
 What differs from OpenAI's chat completions:
 
-* the system prompt is a top-level ``system`` string (left out when empty);
+* the system prompt is a top-level ``system`` string (left out when empty), or a list of text blocks
+  when a system message carries a prompt-caching mark (:mod:`prompter.cache_marks`);
   system messages found in the history are folded into it, since
   ``messages`` takes only the ``user`` and ``assistant`` roles;
 * tool calls are ``tool_use`` blocks of the assistant message, with their
@@ -247,7 +248,8 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
 def text_blocks(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` with every message's text given as a list of text blocks, as AgentScope 0.1.x's
     Anthropic formatter writes it (the Messages API reads a string and one text block alike; the
-    top-level ``system`` stays a string, as AgentScope's wrapper sends it). A new body."""
+    top-level ``system`` stays as rendered: a string, as AgentScope's wrapper sends it, unless a cache mark
+    made it blocks). A new body."""
     messages = [
         {**m, "content": _as_blocks(m["content"])} if isinstance(m["content"], str) else m
         for m in body["messages"]
