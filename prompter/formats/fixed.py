@@ -96,7 +96,7 @@ def _tools_json(tools: Any) -> str:
     text = getattr(tools, "tools_json", None)
     if type(text) is str:
         return text
-    if isinstance(tools, list) and all(isinstance(tool, dict) for tool in tools):
+    if isinstance(tools, list) and exact_fingerprint(tools) is not None:  # builtins only: no caller's method runs
         try:
             return _ENCODE(tools)  # JSON data already: the same text as after prepare_tools, without the copy
         except (TypeError, ValueError, RecursionError):

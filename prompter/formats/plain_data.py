@@ -16,7 +16,7 @@ from typing import Any
 
 from prompter.errors import InputTypeError
 
-__all__ = ["plain"]
+__all__ = ["plain", "plain_key", "stored_items"]
 
 
 def plain(value: Any, where: str = "value") -> Any:
@@ -29,12 +29,39 @@ def plain(value: Any, where: str = "value") -> Any:
         return value
     if kind is dict:
         return {
-            k if type(k) is str else plain(k, where): v if type(v) is str else plain(v, where)
+            k if type(k) is str else plain_key(k, where): v if type(v) is str else plain(v, where)
             for k, v in value.items()
         }
     if kind is list:
         return [v if type(v) is str else plain(v, where) for v in value]
     return _plain_other(value, where)
+
+
+def stored_items(value: Mapping[Any, Any], where: str = "value") -> list[tuple[Any, Any]]:
+    """The key-value pairs of a mapping: a ``dict`` subclass's stored ones (its own ``items``, ``get`` or
+    ``__iter__`` never run, so they can neither say something else nor raise); another mapping's by its
+    ``items()``, a failure of which is an :class:`InputTypeError` naming *where*."""
+    if isinstance(value, dict):
+        return list(dict.items(value))
+    try:
+        return list(value.items())
+    except Exception as exc:  # noqa: BLE001 - the caller's own code: named, never passed through raw
+        name = type.__getattribute__(type(value), "__name__")
+        raise InputTypeError(
+            f"{where}: a mapping of type {str.__str__(name)[:80]!r} failed to give its items "
+            f"({type(exc).__name__}); pass a plain dict"
+        ) from None
+
+
+def plain_key(key: Any, where: str = "value") -> Any:
+    """A dict key as a template may be given it: JSON's kinds of keys (``str``, a number, a bool, None)."""
+    if isinstance(key, (str, int, float)) or key is None:  # bool is an int
+        return plain(key, where)
+    name = type.__getattribute__(type(key), "__name__")
+    raise InputTypeError(
+        f"{where}: holds a dict key of type {str.__str__(name)[:80]!r}; JSON keys are strings: "
+        "convert the key to a str"
+    )
 
 
 def _plain_other(value: Any, where: str) -> Any:
@@ -47,7 +74,7 @@ def _plain_other(value: Any, where: str) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, Mapping):
-        return {plain(k, where): plain(v, where) for k, v in value.items()}
+        return {plain_key(k, where): plain(v, where) for k, v in stored_items(value, where)}
     if isinstance(value, list):
         return [plain(v, where) for v in value]
     if isinstance(value, tuple):

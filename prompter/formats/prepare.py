@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prompter.errors import MessageError, ToolsError, UnsupportedContentError
-from prompter.formats.plain_data import plain
+from prompter.formats.plain_data import plain, plain_key, stored_items
 from prompter.formats.sandbox import CompiledTemplate, render_template
 from prompter.messages import Message, a_part, message_from_dict
 
@@ -145,25 +145,25 @@ def prepare_messages(
             raise MessageError(
                 f"{where}: expected a message dict with 'role' and 'content', got {type(message).__name__}"
             )
-        role = message.get("role")
+        try:  # first a plain copy (a dict subclass's stored items): every check below reads the copy
+            given: dict[str, Any] = {
+                k if type(k) is str else plain_key(k, where): v
+                if type(v) is str
+                else plain(v, f"{where}.{k}" if type(k) is str else where)
+                for k, v in (message.items() if type(message) is dict else stored_items(message, where))
+            }
+        except RecursionError:
+            raise MessageError(_too_deep(where)) from None
+        role = given.get("role")
         if role is None:
             raise MessageError(f"{where}: missing 'role' (one of 'system', 'user', 'assistant', 'tool')")
         if not isinstance(role, str):
             raise MessageError(f"{where}.role: expected str, got {type(role).__name__}")
-        _validate(message, where)
-        try:
-            msg: dict[str, Any] = {
-                k if type(k) is str else plain(k, where): v
-                if type(v) is str
-                else plain(v, f"{where}.{k}" if type(k) is str else where)
-                for k, v in message.items()
-                if v is not None
-            }
-        except RecursionError:
-            raise MessageError(_too_deep(where)) from None
+        _validate(given, where)
+        msg = {k: v for k, v in given.items() if v is not None}
         content = msg.get("content")
         if content is None:
-            msg["content"] = None if none_content and role == "assistant" and message.get("tool_calls") else ""
+            msg["content"] = None if none_content and role == "assistant" and given.get("tool_calls") else ""
         elif isinstance(content, list):
             if not multimodal:
                 msg["content"] = _text_parts(content, f"{where}.content")
@@ -251,7 +251,7 @@ def prepare_tools(tools: Any) -> list[dict[str, Any]] | None:
         if not isinstance(tool, Mapping):
             raise ToolsError(f"tools[{i}]: expected a tool dict (a JSON schema), got {type(tool).__name__}")
     try:
-        return plain(list(tools), "tools")  # type: ignore[no-any-return]
+        return [plain(tool, f"tools[{i}]") for i, tool in enumerate(tools)]
     except RecursionError:
         raise ToolsError(_too_deep("tools")) from None
 

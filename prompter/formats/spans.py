@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 from prompter.errors import TemplateError
+from prompter.formats.plain_data import stored_items
 from prompter.formats.registry import shipped_sources
 
 __all__ = [
@@ -124,7 +125,7 @@ def user_strings(value: Any) -> Iterator[str]:
         # a str subclass as its exact text: its own __eq__ or __hash__ (even a raising one) never runs here
         yield value if type(value) is str else str.__str__(value)
     elif isinstance(value, Mapping):
-        for key, item in value.items():
+        for key, item in stored_items(value):
             if isinstance(key, str):
                 yield key if type(key) is str else str.__str__(key)
             yield from user_strings(item)
@@ -193,7 +194,7 @@ class _RequestMarker:
             if key in _COMPARED_VALUES and self.inert(value):
                 self.names.add(value)
         elif isinstance(value, Mapping):
-            for k, v in value.items():
+            for k, v in stored_items(value):
                 if isinstance(k, str) and self.inert(k):
                     self.names.add(k)
                 self.collect(v, k)
@@ -209,7 +210,7 @@ class _RequestMarker:
         if isinstance(value, Mapping):
             return {
                 (k if not isinstance(k, str) or self.bare(k, None) else self.text(k)): self.walk(v, k)
-                for k, v in value.items()
+                for k, v in stored_items(value)
             }
         if isinstance(value, (list, tuple)):
             return [self.walk(v) for v in value]
@@ -395,7 +396,7 @@ def nesting_depth(value: Any) -> int:
     while stack:
         item, level = stack.pop()
         if isinstance(item, Mapping):
-            children: Any = item.values()
+            children: Any = [v for _, v in stored_items(item)]
         elif isinstance(item, (list, tuple)):
             children = item
         else:
