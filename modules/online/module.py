@@ -34,7 +34,7 @@ Limits on what a server can make a call cost:
 - **Size**: ``max_response_bytes`` (default 32 MiB, :data:`MAX_RESPONSE_BYTES`)
   caps a success body, a stream (all of its bytes) and so any single stream
   line; over it, :class:`APIResponseValidationError`. Error bodies are read up to
-  1 MiB and truncated. Pass ``max_response_bytes=...`` to change it.
+  1 MiB and truncated (masked first: no part of a key is kept at the cut). Pass ``max_response_bytes=...`` to change it.
 - **Shape**: an answer that is JSON of the wrong shape raises
   :class:`APIResponseValidationError` naming the path of the wrong value.
 
@@ -57,6 +57,7 @@ live in their own files beside it.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import logging
@@ -627,7 +628,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
         if status < 300:
             return _Outcome(body=body, status=status, headers=headers)
         log.debug("%s answered %d", _loggable(request.url), status)
-        return _Outcome(error=self._status_error(status, headers, body), status=status, headers=headers)
+        error = self._status_error(status, headers, body, cut=len(body) > _MAX_ERROR_BODY)
+        return _Outcome(error=error, status=status, headers=headers)
 
     def _timeouts(self, deadline: float | None) -> tuple[float, float]:
         connect, read = self.timeout.connect, self.timeout.read
@@ -650,7 +652,8 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
     def _read_all(
         self, response: requests.Response, deadline: float | None, limit: int, truncate: bool = False
     ) -> bytes:
-        """The body, up to ``limit`` bytes: an error body is truncated there, a success body over it refused."""
+        """The body, up to ``limit`` bytes; a success body over it refused. ``truncate`` (an error body): the
+        reading stops past ``limit`` and all that was read comes back, to be masked before it is cut."""
         parts: list[bytes] = []
         size = 0
         for chunk in response.iter_content(_READ_SIZE):
@@ -662,8 +665,7 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                 raise self._too_large()
             if self._past(deadline):
                 raise self._deadline_error()
-        body = b"".join(parts)
-        return body[:limit] if truncate else body
+        return b"".join(parts)
 
     def _too_large(self) -> APIResponseValidationError:
         return APIResponseValidationError(
@@ -804,8 +806,14 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             return APITimeoutError(f"Request timed out ({self._describe(exc)}).")
         return APIConnectionError(f"Connection error ({self._describe(exc)}).")
 
-    def _status_error(self, status: int, headers: Mapping[str, str], raw: bytes) -> APIStatusError:
-        text = self._scrub(raw.decode("utf-8", errors="replace"))
+    def _status_error(self, status: int, headers: Mapping[str, str], raw: bytes, cut: bool = False) -> APIStatusError:
+        """The typed error for an error answer; ``cut``: ``raw`` is the beginning of a longer body, masked
+        before it is cut to the error body cap (a key across the cut is masked whole, or dropped)."""
+        if cut:  # a character cut short at the end of what was read is left out, not replaced
+            start = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(raw, final=False)
+            text = self._scrubber.cut(start, _MAX_ERROR_BODY)
+        else:
+            text = self._scrub(raw.decode("utf-8", errors="replace"))
         body: Any = text or None
         message = text[:500] or f"HTTP {status}"
         decoded = loads(text)

@@ -59,7 +59,7 @@ def _shown(url: str, scrub: Callable[[str], str]) -> str:
         parts = urlsplit(url)
         host = parts.hostname or ""
         netloc = f"{host}:{parts.port}" if parts.port else host
-        return scrub(f"{parts.scheme}://{netloc}{parts.path}"[:300])
+        return scrub(f"{parts.scheme}://{netloc}{parts.path}")[:300]  # masked whole, then cut: no key split
     except ValueError:
         return "an unparsable location"
 

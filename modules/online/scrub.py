@@ -11,7 +11,9 @@ each occurrence with ``***``:
   and key of a decoded JSON value;
 - :class:`StreamScrubber` in text that arrives in pieces: it holds back the
   end of what it has seen while that end could be the start of a secret, so
-  a secret split across pieces is caught when its last piece arrives.
+  a secret split across pieces is caught when its last piece arrives;
+- :meth:`Scrubber.cut` in the beginning of a longer text kept up to a cap (an
+  error body): masked before it is cut, less an end that could begin a secret.
 
 Libraries log server data too (urllib3 logs unparsable headers at WARNING, with
 the bytes and a traceback): :func:`mask_library_logs` puts a filter on the
@@ -197,6 +199,14 @@ class Scrubber:
             if not found:
                 break
         return text
+
+    def cut(self, text: str, limit: int) -> str:
+        """``text``, the beginning of a longer text, masked and cut to at most ``limit`` characters, less
+        any end that could begin a secret: masking first catches a secret the cut would split, and a
+        secret that ``text`` itself ends inside loses its beginning, as a stream's held-back end would."""
+        text = self.text(text)[:limit]
+        keep = self.held_back(text)
+        return text[: len(text) - keep]
 
     def may_hide(self, raw: str) -> bool:
         """Whether JSON text ``raw`` could decode to a string holding a secret: it holds one, or an escape.
