@@ -15,9 +15,10 @@ What differs from OpenAI's chat completions:
   message, and the question that follows them joins it after the results);
 * images are ``image`` blocks whose source is a URL, or base64 data for a
   ``data:`` URL (JPEG, PNG, GIF or WebP);
-* a turn without text (after merging) is refused: the API rejects empty text
-  content, so :class:`~prompter.errors.UnsupportedContentError` names it instead
-  (an assistant turn of tool calls only is fine);
+* a turn without text (after merging), or whose text is only whitespace, is refused: the API
+  rejects such text content, so :class:`~prompter.errors.UnsupportedContentError` names it instead
+  (an assistant turn of tool calls only is fine); so is a body that ends with an assistant
+  message (a prefill) whose text ends in whitespace, which the API rejects too;
 * tools are ``{"name", "description", "input_schema"}``.
 
 >>> from prompter.conversation import Conversation
@@ -166,6 +167,24 @@ def _marked(item: dict[str, Any], message: Message, where: str) -> dict[str, Any
     return {**item, "content": blocks}
 
 
+def _check_text(blocks: list[dict[str, Any]], where: str, role: str, final: bool) -> None:
+    """Refuse a turn the API refuses for its text: no block at all; text blocks only, each of whitespace
+    only (\"text content blocks must contain non-whitespace text\"); a prefill (the body's last message, an
+    assistant's) whose last text ends in whitespace (\"final assistant content cannot end with trailing
+    whitespace\"). A whitespace-only block beside other content is accepted, as the API accepts it."""
+    if not blocks:
+        raise empty_turn_error(where, role, "anthropic")
+    if all(b["type"] == "text" and not b["text"].strip() for b in blocks):
+        raise empty_turn_error(where, role, "anthropic", blank=True)
+    last = blocks[-1]
+    if final and role == "assistant" and last["type"] == "text" and last["text"] != last["text"].rstrip():
+        raise UnsupportedContentError(
+            f"{where}: format='anthropic' cannot end the body with an assistant message (a prefill) whose text "
+            f"ends in whitespace ({last['text'][-1]!r}; the API rejects it); strip the trailing whitespace "
+            "(text.rstrip()), or end the conversation with a user turn"
+        )
+
+
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -233,8 +252,7 @@ def render_anthropic(conv: Conversation) -> dict[str, Any]:
             messages.append(item)
             wheres.append(where)
     for item, where in zip(messages, wheres):
-        if not _as_blocks(item["content"]):
-            raise empty_turn_error(where, item["role"], "anthropic")
+        _check_text(_as_blocks(item["content"]), where, item["role"], final=item is messages[-1])
     body: dict[str, Any] = {}
     if system:
         body["system"] = system

@@ -99,8 +99,14 @@ def plain_text(content: str | tuple[ContentPart, ...], where: str, what: str) ->
     return "\n".join(part.text for part in content)
 
 
-def empty_turn_error(where: str, role: str, dialect: str) -> UnsupportedContentError:
-    """The error for a user or assistant turn without text, which Anthropic and Gemini reject."""
+def a_role(role: str) -> str:
+    """``"a user"``, ``"an assistant"``: a role named in a sentence."""
+    return f"{'an' if role == 'assistant' else 'a'} {role}"
+
+
+def empty_turn_error(where: str, role: str, dialect: str, blank: bool = False) -> UnsupportedContentError:
+    """The error for a user or assistant turn without text (*blank*: whose text is only whitespace), which
+    Anthropic and Gemini reject."""
     remedy = (
         "give the conversation a user turn with text (system messages alone make none), or put the input in "
         "the user turn with a {'system': ..., 'user': ...} instruction "
@@ -108,6 +114,12 @@ def empty_turn_error(where: str, role: str, dialect: str) -> UnsupportedContentE
         if role == "user"
         else "give the assistant message some text (or tool calls), or use format='openai'"
     )
+    if blank:
+        return UnsupportedContentError(
+            f"{where}: format={dialect!r} cannot send {a_role(role)} message whose text is only whitespace (the "
+            "API rejects text without a non-whitespace character); give it some text, or leave the message out, "
+            "or use format='openai'"
+        )
     return UnsupportedContentError(
         f"{where}: format={dialect!r} cannot send an empty {role} message (the API rejects empty text); {remedy}"
     )

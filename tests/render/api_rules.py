@@ -135,6 +135,12 @@ def check_anthropic(body: dict[str, Any]) -> None:
                 answered.add(block["tool_use_id"])
         if m["role"] == "user":
             open_calls -= answered
+        # "text content blocks must contain non-whitespace text": a turn of whitespace text and nothing else
+        assert not all(b["type"] == "text" and not b["text"].strip() for b in blocks), f"{where}: only whitespace"
+    last = messages[-1]["content"]
+    last_text = last if isinstance(last, str) else last[-1].get("text", "") if last[-1]["type"] == "text" else ""
+    if messages[-1]["role"] == "assistant":  # "final assistant content cannot end with trailing whitespace"
+        assert last_text == last_text.rstrip(), "the final assistant content ends in whitespace"
 
 
 # Gemini generateContent: https://ai.google.dev/api/generate-content

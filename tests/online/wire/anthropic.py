@@ -4,7 +4,9 @@ Validated: ``x-api-key`` (401 ``authentication_error`` when wrong or missing),
 ``anthropic-version`` (400 when missing), JSON content type, required ``model``,
 ``max_tokens`` and ``messages``; only the documented top-level fields; ``system``
 only at the top level; roles ``user``/``assistant``, consecutive messages of one role combined into
-one turn as the reference says (either may open: it states no rule on the first role); block types ``text`` (non-empty), ``image`` (base64 with a supported
+one turn as the reference says (either may open: it states no rule on the first role); block types ``text`` (non-empty;
+a turn of whitespace-only text blocks and nothing else is refused, and so is a last assistant turn, a prefill,
+whose last text block ends in whitespace, as the API answers both), ``image`` (base64 with a supported
 media type, or url), ``tool_use`` (assistant only), ``tool_result`` (user only,
 first in its message, answering each ``tool_use`` of the turn before);
 ``temperature`` in [0, 1]; stop sequences with a non-whitespace character; tools with a valid name
@@ -233,6 +235,13 @@ def validate(body: dict[str, Any]) -> None:
     pending: set[str] = set()
     for i, message in turns:
         pending = _content(message, i, pending)
+        blocks = _blocks(message, i)
+        if all(isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            raise bad(f"messages.{i}: text content blocks must contain non-whitespace text")
+    last = _blocks(turns[-1][1], turns[-1][0])[-1]
+    if turns[-1][1]["role"] == "assistant" and isinstance(last, dict) and last.get("type") == "text":
+        if last["text"] != last["text"].rstrip():
+            raise bad("messages: final assistant content cannot end with trailing whitespace")
     if pending:
         raise bad("tool_use ids were found without tool_result blocks immediately after")
 
