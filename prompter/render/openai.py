@@ -142,13 +142,13 @@ def refuse_other_media(conv: Conversation, dialect: str, audio: bool = True) -> 
         check_part(part, where, dialect, audio)
 
 
-def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = False) -> None:
+def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = False, tool: bool = False) -> None:
     """OpenAI's chat completions take only text (and ``refusal``) parts in an assistant message, and GLM's
     assistant ``content`` is a string: an image, audio or video part in an assistant turn is refused, naming
     where it is. (A *named* agent's turn with media never gets here: the ``"chat"`` strategy sends it
     inside a user turn, see :mod:`prompter.render.strategies`.) With *system*, a system message's too:
     OpenAI's system content parts are text only ("Image URLs are only allowed for messages with role
-    'user'")."""
+    'user'"). With *tool*, a tool message's too: OpenAI's tool content parts are text only."""
     several = len(conv.current) > 1
     located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if type(m) is Message]
     located += [(f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current)]
@@ -161,6 +161,14 @@ def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = Fals
                     raise UnsupportedContentError(
                         f"{where}.content[{k}]: format={dialect!r} takes only text in a system message, not "
                         f"{a_part(repr(part.type))} (the API refuses it there); give it in a user message"
+                    )
+        if tool and message.role == "tool":
+            for k, part in enumerate(message.content):
+                if part.type != "text":
+                    raise UnsupportedContentError(
+                        f"{where}.content[{k}]: format={dialect!r} takes only text in a tool message, not "
+                        f"{a_part(repr(part.type))} (the API refuses it there); send the tool's text result, then "
+                        "give the media in a user message after it"
                     )
         if message.role != "assistant":
             continue
@@ -178,9 +186,9 @@ def render_openai(conv: Conversation) -> dict[str, Any]:
 
     Speakers' ``name``s are kept; images are ``image_url`` parts (a local file as a ``data:``
     URL), audio an ``input_audio`` part (base64 WAV or MP3); a video part is refused, and so is any
-    part but text in an assistant or system message (:func:`refuse_assistant_media`).
+    part but text in an assistant, system or tool message (:func:`refuse_assistant_media`).
     """
-    refuse_assistant_media(conv, "openai", system=True)
+    refuse_assistant_media(conv, "openai", system=True, tool=True)
     refuse_other_media(conv, "openai")
     messages = openai_messages(conv, keep_null=True, signatures=True)
     body: dict[str, Any] = {"messages": messages}
