@@ -62,6 +62,7 @@ def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = tim
     ``Retry-After`` may be seconds (``"2"``, ``"1.5"``) or an HTTP date
     (``"Wed, 21 Oct 2015 07:28:00 GMT"``, always UTC), read against ``now()``. A value that is not a
     finite number (``nan``) is unreadable: ``retry-after-ms: nan`` leaves the decision to ``Retry-After``.
+    An unreadable ``Retry-After`` (not a number, nor a date Python can hold) is None: the backoff decides.
     """
     ms = _number(_header(headers, "retry-after-ms"))
     if ms is not None:
@@ -72,15 +73,16 @@ def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = tim
     seconds = _number(value)
     if seconds is not None:
         return seconds
-    try:
+    try:  # a field too large for the C types ("21 Oct 99999999999999999999") overflows: unreadable too
         when = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
+        if when is None:
+            return None
+        if when.tzinfo is None:  # "-0000" (or no zone): an HTTP-date is always UTC (RFC 9110, 5.6.7), not local
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        stamp = when.timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
-    if when is None:
-        return None
-    if when.tzinfo is None:  # "-0000" (or no zone): an HTTP-date is always UTC (RFC 9110, 5.6.7), never local time
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return when.timestamp() - now()
+    return stamp - now()
 
 
 def _number(value: str | None) -> float | None:

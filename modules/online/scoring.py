@@ -97,8 +97,8 @@ def _loss(choice: Mapping[str, Any], i: int, context: str, continuation: str) ->
         value = values[t]
         if value is None:
             continue  # the text's first token: nothing precedes it, so nothing scores it
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise APIResponseValidationError(f"choices[{i}].logprobs.token_logprobs[{t}]: expected a number")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(_float(value)):
+            raise APIResponseValidationError(f"choices[{i}].logprobs.token_logprobs[{t}]: expected a finite number")
         scored.append(float(value))
     if not scored:
         raise ScoringUnsupportedError(
@@ -144,3 +144,11 @@ def losses_of(raw: bytes, pairs: Sequence[tuple[str, str]]) -> list[float]:
     except ValueError:
         raise APIResponseValidationError("the /completions answer is not JSON") from None
     return continuation_losses(data, pairs)
+
+
+def _float(value: float) -> float:
+    """``value`` as a float; a JSON integer too large for one (``1`` and 400 zeros) is infinite, not an error."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf

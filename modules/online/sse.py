@@ -36,6 +36,8 @@ from modules.online.shape import NOT_JSON, invalid, loads, optional_str, read_ar
 
 __all__ = ["ChatStreamState", "SSEDecoder", "ServerSentEvent", "iter_events", "joined"]
 
+_RETRY_DIGITS = 18  # the longest "retry:" field read (milliseconds: some 30 million years)
+
 _join = "".join  # one name for the one place pieces of a line are joined (tests count its calls)
 
 
@@ -159,7 +161,9 @@ class SSEDecoder:
             if "\0" not in value:
                 self._id = value
         elif name == "retry":
-            if value.isdigit():
+            # ASCII digits only, as the spec says ("²" is a digit to str.isdigit, not to int); a value longer
+            # than any delay (and than int() reads: 4300 digits) is ignored like any other unreadable one
+            if value.isascii() and value.isdigit() and len(value) <= _RETRY_DIGITS:
                 self._retry = int(value)
         return None  # unknown fields are ignored, as the spec says
 
