@@ -23,14 +23,17 @@
   functions were called; ``MAX_TOKENS`` -> ``length``; safety reasons and a
   blocked prompt -> ``content_filter``; any other -> ``stop``, the raw answer
   keeping Gemini's); ``usageMetadata`` gets OpenAI's keys beside Gemini's
-  (thought tokens counted as completion tokens, the total Gemini's own).
+  (thought tokens counted as completion tokens, the total Gemini's own). An
+  answer with no ``candidates`` and no ``promptFeedback.blockReason`` (another
+  API's answer) raises :class:`~modules.errors.APIResponseValidationError`.
 - **Stream**: ``:streamGenerateContent?alt=sse``: each event is a whole
   ``GenerateContentResponse`` carrying the next piece; the one with a
   ``finishReason`` ends it (there is no end marker). With ``n`` > 1 the
   candidates' pieces come interleaved, each named by its ``index``: only
   index 0's are read; once it has finished, a stream where another candidate
   was seen is read on to its end for the usage (the last event has the whole
-  answer's), the others' pieces passed over.
+  answer's), the others' pieces passed over. A stream that ends unfinished
+  with none of its events carrying ``candidates`` raises the same error.
 """
 
 from __future__ import annotations
@@ -174,6 +177,8 @@ def _read(data: Any, where: str, whole: bool = False) -> _Chunk:
     if candidates is None:
         feedback = body.get("promptFeedback")
         blocked = isinstance(feedback, dict) and feedback.get("blockReason")
+        if whole and not blocked:  # an answer is its candidates, or a blocked prompt's feedback
+            raise no_candidates("the answer")
         return _Chunk("", [], "SAFETY" if blocked else None, usage, frozenset({0}))
     if not isinstance(candidates, list) or not candidates:
         raise invalid("candidates", "a non-empty array", candidates, where)
@@ -215,6 +220,17 @@ def _read(data: Any, where: str, whole: bool = False) -> _Chunk:
                 raise invalid(f"{here}.text", "a string", text, where)
             texts.append(text)
     return _Chunk("".join(texts), calls, finish, usage, seen)
+
+
+def no_candidates(where: str) -> APIResponseValidationError:
+    """The error for a Gemini answer (or a whole stream) that never carried ``candidates`` nor a blocked
+    prompt's ``promptFeedback.blockReason``: another API's answer (an OpenAI-compatible one), or none."""
+    return APIResponseValidationError(
+        f"{where} has the wrong shape at candidates: expected a non-empty array of candidates (or "
+        "promptFeedback.blockReason, for a blocked prompt), got none; the server does not speak Gemini's "
+        "generateContent format (check base_url: source='gemini' expects Google's API root, such as "
+        "https://generativelanguage.googleapis.com, and for an OpenAI-compatible endpoint use source='openai')"
+    )
 
 
 def _resource(model: str) -> str:
@@ -302,10 +318,18 @@ class GeminiStreamState(Collected):
 
     response_id: str | None = None  # Gemini's ``responseId``: the request id, as Gemini sends no header
     others: bool = field(default=False, repr=False)  # whether another candidate was seen (n > 1)
+    events: int = field(default=0, repr=False)  # events read, and of them those that carried candidates
+    answered: int = field(default=0, repr=False)
 
     @property
     def complete(self) -> bool:
         return self.finish_reason is not None
+
+    @property
+    def shape_error(self) -> APIResponseValidationError | None:
+        """For a stream that ended unfinished: the error when none of its events carried candidates
+        (another API's stream), rather than a stream cut short."""
+        return no_candidates("the stream") if self.events and not self.answered else None
 
     def on_event(self, event: ServerSentEvent) -> StreamDelta | None:
         data = loads(event.data)
@@ -320,6 +344,8 @@ class GeminiStreamState(Collected):
             )
         if self.done:
             return None  # nothing is expected after the finish (n = 1)
+        self.events += 1
+        self.answered += isinstance(data, dict) and data.get("candidates") is not None
         if isinstance(data, dict) and isinstance(data.get("modelVersion"), str):
             self.model = data["modelVersion"]
         if isinstance(data, dict) and isinstance(data.get("responseId"), str) and data["responseId"]:

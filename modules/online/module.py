@@ -723,6 +723,9 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
                     yield delta
             decoder.close()
             if not state.complete:
+                wrong = getattr(state, "shape_error", None)  # Gemini: no event carried candidates
+                if wrong is not None:
+                    raise wrong
                 raise StreamInterruptedError(
                     f"the stream ended without [DONE] or a finish reason after {len(state.text)} characters",
                     partial_text=self._scrub(state.text),
