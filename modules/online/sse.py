@@ -231,6 +231,7 @@ class ChatStreamState:
     scrub: Callable[[Any], Any] = field(default=_same, repr=False)  # masks secrets in each decoded event
     may_hide: Callable[[str], bool] = field(default=_always, repr=False)  # False: scrub can be skipped
     _calls: dict[int, _PartialCall] = field(default_factory=dict)
+    _shift: int = 0  # added to an index-less call delta's place in its chunk (see _add_call_delta)
     _emitted_calls: bool = False
     _pieces: list[str] = field(default_factory=list, repr=False)  # the text, joined only when read
 
@@ -339,11 +340,21 @@ class ChatStreamState:
         return StreamDelta(text=text) if text else None
 
     def _add_call_delta(self, call: Any, position: int, path: str) -> None:
+        """Fold one tool-call delta in, by its ``index``; without one (Gemini's OpenAI-compatible API
+        sends each call whole in a chunk of its own, with its own ``id``), by its place in the chunk,
+        unless it brings an ``id`` other than that of the call there, which already has an id and a
+        name: then it is the next call (and the chunk's later index-less deltas follow it)."""
         call = read_object(call, path, _WHERE)
-        index = call.get("index", position)
+        index = call.get("index")
+        ident = optional_str(call, "id", path, _WHERE)
+        if index is None:  # absent or null: read by its place, as a whole answer's calls are
+            index = self._shift + position
+            there = self._calls.get(index)
+            if there is not None and there.name and there.id and ident and ident != there.id:
+                index = max(self._calls) + 1
+                self._shift = index - position
         if type(index) is not int:
             raise invalid(f"{path}.index", "an integer", index, _WHERE)
-        ident = optional_str(call, "id", path, _WHERE)
         function = call.get("function")
         function = {} if function is None else read_object(function, f"{path}.function", _WHERE)
         name = optional_str(function, "name", f"{path}.function", _WHERE)
