@@ -61,8 +61,8 @@ from modules.server.lifecycle import ServerState, ServerThread
 from modules.server.schema import ChatCompletionRequest, CompletionRequest
 from modules.server.scoring import is_scoring, score_response, scoring_problem
 from modules.server.sse import chat_events, text_events
+from modules.server.tool_calls import check_tool_replies
 from modules.server.validation import (
-    check_tool_replies,
     describe_invalid,
     finish_reason,
     generation_options,

@@ -15,7 +15,6 @@ from modules.server.json_body import JSONProblem, check_nesting
 from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
 
 __all__ = [
-    "check_tool_replies",
     "describe_invalid",
     "finish_reason",
     "generation_options",
@@ -110,69 +109,6 @@ def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
     elif content is None:
         raise HTTPError(400, f"{where}: a {message.role} message needs content", param=f"{where}.content")
     return out
-
-
-def check_tool_replies(messages: Sequence[Mapping[str, Any]]) -> None:
-    """400 for a tool call left unanswered or a tool message that answers no tool call, as OpenAI answers them.
-
-    *messages* are :func:`message_dict`'s. An assistant message with ``tool_calls``
-    must be followed by one tool message per call, each naming its call by
-    ``tool_call_id`` (in any order): a call without its result would be rendered
-    as a conversation the model never had, and a result the model never asked for
-    as the answer to a call it did not make. A tool message at fault is named
-    before a call left unanswered.
-    """
-    calls: dict[str, bool] = {}  # the ids the current run of tool messages may answer -> answered yet
-    asked = 0  # the index of the assistant message that made those calls
-    unanswered: list[tuple[dict[str, bool], int]] = []  # checked once every tool message has been
-    for i, message in enumerate(messages):
-        if message["role"] != "tool":
-            unanswered.append((calls, asked))
-            made = (message.get("tool_calls") or ()) if message["role"] == "assistant" else ()
-            calls = dict.fromkeys((c["id"] for c in made), False)
-            asked = i
-            continue
-        where = f"messages[{i}]"
-        call_id = message.get("tool_call_id")
-        if not call_id:
-            raise HTTPError(
-                400,
-                f"{where}: a tool message needs its tool_call_id, the id of the tool call it answers",
-                param=f"{where}.tool_call_id",
-            )
-        if not calls:
-            raise HTTPError(
-                400,
-                f"{where}: a tool message must answer a tool call of the assistant message before it "
-                "(an assistant message with tool_calls, then one tool message per call)",
-                param=f"{where}.role",
-            )
-        if call_id not in calls:
-            ids = ", ".join(repr(c[:100]) for c in list(calls)[:8])
-            raise HTTPError(
-                400,
-                f"{where}.tool_call_id: {call_id[:100]!r} names no tool call of messages[{asked}] (its ids: {ids})",
-                param=f"{where}.tool_call_id",
-            )
-        calls[call_id] = True
-    unanswered.append((calls, asked))
-    for calls, asked in unanswered:
-        _check_answered(calls, asked)
-
-
-def _check_answered(calls: Mapping[str, bool], asked: int) -> None:
-    """400 unless every call of ``messages[asked]`` has had its tool message."""
-    missing = [c for c, answered in calls.items() if not answered]
-    if missing:
-        where = f"messages[{asked}].tool_calls"
-        ids = ", ".join(repr(c[:100]) for c in missing[:8]) + (", ..." if len(missing) > 8 else "")
-        raise HTTPError(
-            400,
-            f"{where}: an assistant message with tool_calls must be followed by one tool message per call; "
-            f"no tool message answers {ids} (add a tool message with that tool_call_id after it, "
-            "or drop the call)",
-            param=where,
-        )
 
 
 _TOOL_CHOICES = ("auto", "none")

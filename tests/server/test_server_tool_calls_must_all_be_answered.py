@@ -46,12 +46,8 @@ UNANSWERED = [
         ["'call_oslo'"],
         id="second-round",
     ),
-    pytest.param(
-        [USER, {**ASK, "content": "Checking."}, PARIS, PARIS],
-        "messages[1].tool_calls",
-        ["'call_rome'"],
-        id="one-call-answered-twice",
-    ),
+    # (one call answered twice while the other is not: the second answer is named first, as a duplicate,
+    # in test_server_a_tool_call_id_given_twice_is_refused.py)
 ]
 
 
