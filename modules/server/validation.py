@@ -242,8 +242,18 @@ def _json_type(value: Any) -> str:
 
 
 def generation_options(body: Any, chat: bool) -> dict[str, Any]:
+    """The module's generation options for a validated request *body* (400 for ones that contradict)."""
     options: dict[str, Any] = {}
-    max_tokens = (getattr(body, "max_completion_tokens", None) if chat else None) or body.max_tokens
+    max_tokens = body.max_tokens
+    if chat and body.max_completion_tokens is not None:
+        if max_tokens is not None and max_tokens != body.max_completion_tokens:
+            raise HTTPError(
+                400,
+                f"max_tokens={max_tokens} and max_completion_tokens={body.max_completion_tokens} disagree: both "
+                "name the answer's length (max_tokens is the older name); send one of them",
+                param="max_tokens",
+            )
+        max_tokens = body.max_completion_tokens
     if max_tokens is not None:
         options["max_new_tokens"] = max_tokens
     elif not chat:
