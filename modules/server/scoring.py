@@ -7,7 +7,11 @@ scores a text over HTTP (:mod:`modules.online.scoring`), so PPL against this ser
 picks what in-process PPL picks where both read the same tokens.
 
 Only that combination is served: ``echo`` or ``logprobs`` with generation stay a 400,
-as does ``max_tokens: 0`` without them.
+as does ``max_tokens: 0`` without them. Generation's options hold as scoring can honour
+them: ``temperature`` 0 or 1 and ``top_p`` 1 (the model's own distribution; other values
+a 400 by name), ``seed`` and ``stop`` as given (nothing is sampled or generated, though
+``stop`` is checked as generation checks it), ``stream_options`` a 400 without ``stream``
+as in generation (and scoring takes no stream).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 from modules.server.body_limit import CLOSING_POLL_S
 from modules.server.errors import HTTPError, cancelled_error, from_exception
+from modules.server.validation import check_stream_options, stop_strings
 
 __all__ = ["MAX_SCORED_PROMPTS", "is_scoring", "score_response", "scoring_problem"]
 
@@ -62,6 +67,9 @@ async def score_response(state: Any, body: Any, http: Any) -> dict[str, Any]:
         raise HTTPError(400, "stream: scoring a prompt (echo with max_tokens=0) answers at once", param="stream")
     if body.n not in (None, 1):
         raise HTTPError(400, f"n={body.n} is not supported by this server", param="n")
+    check_stream_options(body)  # the 400s generation answers, for the same options
+    stop_strings(body)  # checked as generation checks them; nothing is generated, so none can apply
+    _refuse_reshaped_distribution(body)
     texts = [body.prompt] if isinstance(body.prompt, str) else list(body.prompt)
     if not 1 <= len(texts) <= MAX_SCORED_PROMPTS:
         raise HTTPError(400, f"prompt: 1 to {MAX_SCORED_PROMPTS} prompts to score, got {len(texts)}", param="prompt")
@@ -105,6 +113,27 @@ async def score_response(state: Any, body: Any, http: Any) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens},
     }
+
+
+def _refuse_reshaped_distribution(body: Any) -> None:
+    """400 for a ``temperature`` or ``top_p`` that would reshape the distribution the logprobs come from.
+
+    A score is the model's own distribution (temperature 1, no nucleus): ``temperature`` 0 or 1 and
+    ``top_p`` 1 say nothing else (0 asks for no sampling, and scoring samples none); any other value
+    asks for logprobs of a scaled or cut distribution, which this server does not compute: refused by
+    name, never answered with the plain ones. (``seed`` only makes sampling repeatable, and ``stop`` ends
+    new text: with nothing generated both hold as given.)
+    """
+    for key, neutral in (("temperature", (0, 1)), ("top_p", (1,))):
+        value = getattr(body, key)
+        if value is not None and value not in neutral:
+            allowed = " or ".join(str(v) for v in neutral)
+            raise HTTPError(
+                400,
+                f"{key}={value} is not supported when scoring a prompt (echo with max_tokens=0): its logprobs are "
+                f"the model's own distribution; send {key} {allowed} or leave it out",
+                param=key,
+            )
 
 
 def _score_each(score: Any, texts: list[str], top: int, cancel: threading.Event) -> list[Any] | None:

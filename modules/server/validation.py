@@ -15,11 +15,13 @@ from modules.server.json_body import JSONProblem, check_nesting
 from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
 
 __all__ = [
+    "check_stream_options",
     "describe_invalid",
     "finish_reason",
     "generation_options",
     "message_dict",
     "refuse_unsupported",
+    "stop_strings",
 ]
 
 
@@ -172,6 +174,12 @@ _WHAT = {  # how a refusal names a non-neutral value
 }
 
 
+def check_stream_options(body: Any) -> None:
+    """400 for ``stream_options`` without ``stream: true``, as OpenAI answers it: nothing it could apply to."""
+    if body.stream_options is not None and not body.stream:
+        raise HTTPError(400, "stream_options: only allowed with stream=true", param="stream_options")
+
+
 def refuse_unsupported(body: Any, chat: bool) -> None:
     """400 for options that would change the answer's meaning if this server ignored them.
 
@@ -185,8 +193,7 @@ def refuse_unsupported(body: Any, chat: bool) -> None:
 
     if body.n not in (None, 1):
         refuse("n", f"n={body.n} (one choice per request)")
-    if body.stream_options is not None and not body.stream:  # as OpenAI answers: nothing it could apply to
-        raise HTTPError(400, "stream_options: only allowed with stream=true", param="stream_options")
+    check_stream_options(body)
     neutral = _NEUTRAL_CHAT if chat else _NEUTRAL_TEXT
     for key in sorted(extra):
         value = extra[key]
@@ -261,17 +268,22 @@ def generation_options(body: Any, chat: bool) -> dict[str, Any]:
     for key in ("temperature", "top_p", "seed"):
         if getattr(body, key) is not None:
             options[key] = getattr(body, key)
-    if body.stop is not None:
-        stops = [body.stop] if isinstance(body.stop, str) else list(body.stop)
-        if not all(stops):
-            raise HTTPError(400, "stop: stop strings must not be empty", param="stop")
-        if len(stops) > MAX_STOP_STRINGS:
-            raise HTTPError(400, f"stop: at most {MAX_STOP_STRINGS} stop strings, got {len(stops)}", param="stop")
-        longest = max((len(x) for x in stops), default=0)
-        if longest > MAX_STOP_CHARS:
-            raise HTTPError(
-                400, f"stop: a stop string is at most {MAX_STOP_CHARS} characters, got {longest}", param="stop"
-            )
-        if stops:
-            options["stop"] = stops
+    stops = stop_strings(body)
+    if stops:
+        options["stop"] = stops
     return options
+
+
+def stop_strings(body: Any) -> list[str]:
+    """The request's ``stop`` strings (none when not given); 400 for an empty one, or too many or too long."""
+    if body.stop is None:
+        return []
+    stops = [body.stop] if isinstance(body.stop, str) else list(body.stop)
+    if not all(stops):
+        raise HTTPError(400, "stop: stop strings must not be empty", param="stop")
+    if len(stops) > MAX_STOP_STRINGS:
+        raise HTTPError(400, f"stop: at most {MAX_STOP_STRINGS} stop strings, got {len(stops)}", param="stop")
+    longest = max((len(x) for x in stops), default=0)
+    if longest > MAX_STOP_CHARS:
+        raise HTTPError(400, f"stop: a stop string is at most {MAX_STOP_CHARS} characters, got {longest}", param="stop")
+    return stops
