@@ -34,6 +34,14 @@ def _is_union_tag(part: Any) -> bool:
     return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part[:1].isupper())
 
 
+def _client_location(error: Mapping[str, Any]) -> tuple[str, ...]:
+    """*error*'s location in the client's words: union branch names dropped, but an unknown key the
+    client sent (the last part of an ``extra_forbidden`` error: ``Include_usage``) kept as sent."""
+    loc = tuple(error.get("loc", ()))
+    own = len(loc) - 1 if error.get("type") == "extra_forbidden" else len(loc)
+    return tuple(str(p) for k, p in enumerate(loc) if (k, p) != (0, "body") and (k == own or not _is_union_tag(p)))
+
+
 def describe_invalid(errors: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
     """The 400's message and ``param`` for pydantic's *errors* on a request body.
 
@@ -42,9 +50,7 @@ def describe_invalid(errors: Sequence[Mapping[str, Any]]) -> tuple[str, str | No
     client; the branches that fail at one place are named together ("a valid
     string or a valid list").
     """
-    located = [
-        (tuple(str(p) for p in e.get("loc", ()) if p != "body" and not _is_union_tag(p)), e) for e in errors
-    ]
+    located = [(_client_location(e), e) for e in errors]
     if not located:
         return "invalid request body", None
     deepest = max(len(loc) for loc, _ in located)
