@@ -152,14 +152,23 @@ def body_problem(scope: Any, body: bytes) -> HTTPError | None:
     Checked before FastAPI reads the body, so the message says what is wrong in
     words (pydantic's would be "Input should be a valid dictionary" or a byte offset).
     """
-    content_type = ""
+    content_type: str | None = None
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
-            content_type = value.decode("latin-1")
+            said = value.decode("latin-1")
+            if content_type is not None and said != content_type:
+                # one field (RFC 9110 section 8.3): we would read one of the two and FastAPI the other
+                return HTTPError(
+                    400,
+                    f"two Content-Type headers that differ ({content_type[:60]!r} and {said[:60]!r}); "
+                    "send one, application/json",
+                )
+            content_type = said
         elif name == b"content-encoding" and value.strip().lower() not in (b"", b"identity"):
             # a compressed body read as JSON would be a 400 about bad UTF-8 or syntax, naming the wrong fault
             coding = value.decode("latin-1")[:40]
             return HTTPError(415, f"Content-Encoding {coding!r} is not supported; send the JSON body uncompressed")
+    content_type = content_type or ""
     media = content_type.split(";", 1)[0].strip().lower()
     if not media:
         return HTTPError(400, "Content-Type must be application/json; the request sent none")
