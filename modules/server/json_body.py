@@ -107,16 +107,17 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 
 
-def lone_surrogate(raw: bytes | str, value: Any) -> tuple[str, str] | None:
+def lone_surrogate(raw: bytes | str, value: Any, root: str = "") -> tuple[str, str] | None:
     """Where *value* (the parse of *raw*) holds a lone surrogate, in a string or a key, and what to say.
 
     JSON spells one as ``"\\ud800"``; it is no Unicode text (RFC 8259 section 8.2, and I-JSON
     forbids it), so no tokenizer or template can take it. Returns ``(param, message)`` naming
     the first one (``messages[0].content``), or None. Costs one search of *raw* when there is none.
+    *root* is where *raw* itself is (a JSON text inside a request's string), the start of every path.
     """
     if not _ESCAPED_SURROGATE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
         return None
-    stack: list[tuple[str, Any]] = [("", value)]
+    stack: list[tuple[str, Any]] = [(root, value)]
     while stack:  # nesting is already bounded; a stack all the same, and in document order
         where, item = stack.pop()
         if isinstance(item, str):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modules.server.errors import HTTPError
-from modules.server.json_body import JSONProblem, check_nesting
+from modules.server.json_body import JSONProblem, lone_surrogate, strict_loads
 from modules.server.limits import MAX_STOP_CHARS, MAX_STOP_STRINGS
 
 __all__ = [
@@ -108,15 +108,32 @@ def message_dict(message: Any, index: int = 0) -> dict[str, Any]:
                     param=f"{where}.tool_calls[{j}].id",
                 )
             arguments = call.get("function", {}).get("arguments")
-            if isinstance(arguments, str):  # parsed as JSON further on: its nesting is bounded too
-                at = f"{where}.tool_calls[{j}].function.arguments"
-                try:
-                    check_nesting(arguments, at)
-                except JSONProblem as exc:
-                    raise HTTPError(400, str(exc), param=at) from None
+            if isinstance(arguments, str):
+                _check_arguments(arguments, f"{where}.tool_calls[{j}].function.arguments")
     elif content is None:
         raise HTTPError(400, f"{where}: a {message.role} message needs content", param=f"{where}.content")
     return out
+
+
+def _check_arguments(arguments: str, at: str) -> None:
+    """400 (*at*, the field) unless a tool call's ``arguments`` text is strict JSON (parsed further on, by
+    the model's template): Python's json would read ``NaN``, ``1e999`` (as Infinity) and a key given twice
+    (the last wins), and put what it read into the prompt; a lone surrogate (``"\\ud800"``) is no text a
+    tokenizer can take. Blank text is ``{}``, as the module reads it."""
+    if not arguments.strip():
+        return
+    try:
+        value = strict_loads(arguments, "text")  # its nesting bounded before it is parsed
+    except JSONProblem as exc:
+        raise HTTPError(
+            400,
+            f"{at}: {exc}; the arguments must be strict JSON (RFC 8259: no NaN or Infinity, "
+            "numbers a float can hold, each key once in an object)",
+            param=at,
+        ) from None
+    lone = lone_surrogate(arguments, value, root=at)
+    if lone is not None:
+        raise HTTPError(400, lone[1], param=at)
 
 
 _TOOL_CHOICES = ("auto", "none")
