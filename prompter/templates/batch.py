@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prompter.templates.meta_template import MetaTemplate, Mode
@@ -90,14 +90,19 @@ class _Task:
 
     def one(self, entry: Entry, ids: Sequence[int]) -> str:
         """The per-sample path: examples, splice, fill, meta template."""
+        return self.meta.parse(self.filled(entry, ids), mode=self.mode)
+
+    def filled(self, entry: Entry, ids: Sequence[int]) -> str | PromptList:
+        """The prompt with the examples spliced in and the fields filled, before the meta template cuts it."""
         r = self.retriever
         ice = r.generate_ice(ids, self.ice_template)
         templates = {"ice_template": self.ice_template, "prompt_template": self.prompt_template}
+        prompt: str | PromptList
         if self.ppl:
             prompt = r.generate_label_prompt(entry, ice, self.label, remain_sep=self.remain_sep, **templates)
         else:
             prompt = r.generate_prompt(entry, ice, gen_field_replace_token=self.token, **templates)
-        return self.meta.parse(prompt, mode=self.mode)
+        return prompt
 
     def unfilled(self, template: PromptTemplate, ice: Any) -> str | PromptList:
         """A compat template's prompt before its fields are filled (upstream's fill with no fields is a no-op)."""
@@ -193,13 +198,22 @@ def _key(compat: bool, entry: object, ids: Sequence[int]) -> Hashable:
 class _Plan:
     """The final text of a choice of examples as literal pieces and holes."""
 
-    __slots__ = ("compat", "fields", "pieces", "texts")
+    __slots__ = ("compat", "fields", "pieces", "read", "texts")
 
-    def __init__(self, pieces: list[Piece], *, compat: bool, texts: Sequence[str] = (), fields: Sequence[Any] = ()):
+    def __init__(
+        self,
+        pieces: list[Piece],
+        *,
+        compat: bool,
+        texts: Sequence[str] = (),
+        fields: Sequence[Any] = (),
+        read: Sequence[Any] = (),
+    ):
         self.pieces = pieces
         self.compat = compat
         self.texts = list(texts)  # compat: the unfilled text of each hole
         self.fields = list(fields)  # default: the field each hole takes
+        self.read = list(read)  # default: the fields filled in and then cut away by the meta template
 
     def fill(self, entry: object, output_field: str | None, token: str) -> str | None:
         """The sample's text, or None where the plan cannot speak for it."""
@@ -224,6 +238,8 @@ class _Plan:
         return "".join(p if isinstance(p, str) else filled[p] for p in self.pieces)
 
     def _fill_default(self, entry: Entry) -> str | None:
+        if not all(isinstance(entry.get(name), (str, int, float)) for name in self.read):
+            return None  # the per-sample path fills it (and refuses its type) before the cut drops it
         filled = []
         for name in self.fields:
             value = entry.get(name)
@@ -276,12 +292,29 @@ def _build_compat(template: PromptTemplate, task: _Task, ids: Sequence[int]) -> 
 
 def _build_default(task: _Task, entry: Entry, ids: Sequence[int]) -> _Plan | None:
     fields = list(entry)
-    pieces = _cut(task.one({name: _stand_in(i) for i, name in enumerate(fields)}, ids), len(fields))
+    stand_ins = {name: _stand_in(i) for i, name in enumerate(fields)}
+    filled = task.filled(stand_ins, ids)
+    pieces = _cut(task.meta.parse(filled, mode=task.mode), len(fields))
     if pieces is None:
         return None
     used = sorted({p for p in pieces if isinstance(p, int)})
     hole = {field_index: h for h, field_index in enumerate(used)}
-    return _Plan([p if isinstance(p, str) else hole[p] for p in pieces], compat=False, fields=[fields[i] for i in used])
+    texts = list(_strings(filled))
+    read = [name for i, name in enumerate(fields) if i not in hole and any(stand_ins[name] in t for t in texts)]
+    plan = [p if isinstance(p, str) else hole[p] for p in pieces]
+    return _Plan(plan, compat=False, fields=[fields[i] for i in used], read=read)
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in a filled prompt (a str, or a prompt list of strings and turn dicts)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
 
 
 def _cut(text: object, holes: int) -> list[Piece] | None:
