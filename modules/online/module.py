@@ -805,6 +805,12 @@ class OnlineChatModule(Calls, ModuleBase[ChatRequest]):
             _forget(exc)
             return self._deadline_error()
         timeouts = (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError)
+        if isinstance(exc, requests.ConnectionError) and exc.args:
+            # reading a body, requests re-wraps urllib3's ReadTimeoutError as a plain ConnectionError
+            inner = exc.args[0]
+            if isinstance(inner, urllib3.exceptions.ReadTimeoutError):
+                _forget(exc)
+                exc = inner
         if isinstance(exc, timeouts):
             return APITimeoutError(f"Request timed out ({self._describe(exc)}).")
         return APIConnectionError(f"Connection error ({self._describe(exc)}).")
