@@ -15,7 +15,7 @@ from typing import Any
 
 from modules.base import StreamDelta, ToolCall
 from modules.local.request import LocalRequest
-from modules.local.tool_calls import BARE_JSON_MARKERS, parse_tool_calls
+from modules.local.tool_calls import BARE_JSON_MARKERS, parse_tool_calls, tool_names
 
 __all__ = ["CancellingStream", "DeltaCutter", "IncrementalDecoder", "StopMatcher", "StopWatch", "cut_at_stop",
            "first_stop", "open_stream", "stop_token_streamer", "stream_deltas", "stream_ids"]  # fmt: skip
@@ -320,7 +320,7 @@ class DeltaCutter:
         sent = text[: self.n_sent]
         calls: tuple[ToolCall, ...] = ()
         if self.syntax:
-            text, found = parse_tool_calls(text, *self.syntax)
+            text, found = parse_tool_calls(text, *self.syntax, names=tool_names(request.tools))
             calls = tuple(found)
         rest = text[len(sent) :] if text.startswith(sent) else ""
         if calls:

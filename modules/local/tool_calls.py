@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from modules.base import ToolCall
 
-__all__ = ["BARE_JSON_MARKERS", "json_prefix", "parse_tool_calls", "tool_syntax_of"]
+__all__ = ["BARE_JSON_MARKERS", "json_prefix", "parse_tool_calls", "tool_names", "tool_syntax_of"]
 
 # (start, end) markers of the tool-call syntaxes we parse; end None means "a JSON value follows".
 _TOOL_SYNTAXES: tuple[tuple[str, str | None], ...] = (
@@ -50,7 +50,7 @@ _BARE_JSON_INSTRUCTION = 'Respond in the format {"name": function name, "paramet
 
 
 def parse_tool_calls(
-    text: str, start: str = "<tool_call>", end: str | None = "</tool_call>"
+    text: str, start: str = "<tool_call>", end: str | None = "</tool_call>", names: Collection[str] | None = None
 ) -> tuple[str, list[ToolCall]]:
     """Split a model's answer into its text and OpenAI-style tool calls.
 
@@ -63,13 +63,18 @@ def parse_tool_calls(
     trailing whitespace but keeps its leading whitespace, as a stream of the same
     answer must (it has sent that by the time a call shows up).
 
+    For a model that also calls bare (``start`` in :data:`BARE_JSON_MARKERS`: Llama 3.1, 3.2), an answer
+    without the marker is calls only when it is nothing but objects (apart from whitespace and ``;``) each
+    exactly ``{"name": str, "parameters": {...}}`` (or ``"arguments"``) and, given *names* (the offered
+    tools' names), naming one of them; any other JSON (``{"name": "Alice", "age": 30}``) is the answer's text.
+
     >>> text, calls = parse_tool_calls('Sure.<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
     >>> text, calls[0]["function"]
     ('Sure.', {'name': 'f', 'arguments': '{"x": 1}'})
     """
     calls: list[ToolCall] = []
     if start not in text:
-        calls = _bare_calls(text) if start in BARE_JSON_MARKERS else []
+        calls = _bare_calls(text, names) if start in BARE_JSON_MARKERS else []
         return ("", calls) if calls else (text, calls)
     if end is None:
         head, _, tail = text.partition(start)
@@ -120,8 +125,13 @@ def _block_calls(body: str) -> list[ToolCall]:
     return calls
 
 
-def _bare_calls(text: str) -> list[ToolCall]:
-    """The calls *text* consists of (JSON call objects apart from whitespace and ``;``), else none."""
+def _bare_calls(text: str, names: Collection[str] | None) -> list[ToolCall]:
+    """The calls *text* consists of (bare call objects apart from whitespace and ``;``), else none.
+
+    As vLLM's ``llama3_json`` parser, an object is a call only with a ``parameters`` (or ``arguments``)
+    object beside its ``name``; here also with no other key, and (given *names*) naming an offered tool:
+    the answer has no marker, so only the exact shape the template asks for tells a call from JSON data.
+    """
     rest = text.strip()
     if not rest.startswith("{"):
         return []
@@ -132,7 +142,7 @@ def _bare_calls(text: str) -> list[ToolCall]:
             value, n = decoder.raw_decode(rest)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to read: the answer is text
             return []
-        call = _as_call(value)
+        call = _as_call(value) if _is_bare_call(value, names) else None
         if call is None:
             return []
         calls.append(call)
@@ -140,6 +150,32 @@ def _bare_calls(text: str) -> list[ToolCall]:
         if rest.startswith(";"):
             rest = rest[1:].strip()
     return calls
+
+
+def _is_bare_call(value: Any, names: Collection[str] | None) -> bool:
+    """Whether *value* is a call as Llama's template writes one: ``{"name": str, "parameters": {...}}``."""
+    if not isinstance(value, Mapping) or len(value) != 2 or not isinstance(value.get("name"), str):
+        return False
+    key = next(k for k in value if k != "name")  # the one other key
+    if key not in ("parameters", "arguments") or not isinstance(value[key], Mapping):
+        return False
+    return names is None or value["name"] in names
+
+
+def tool_names(tools: Iterable[Any] | None) -> frozenset[str] | None:
+    """The function names of the offered *tools* (OpenAI's ``{"type": "function", "function": {"name": ...}}``,
+    or the bare function dict); None without tools."""
+    if tools is None:
+        return None
+    found: set[str] = set()
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        function = tool.get("function")
+        name = (function if isinstance(function, Mapping) else tool).get("name")
+        if isinstance(name, str):
+            found.add(name)
+    return frozenset(found)
 
 
 def json_prefix(text: str) -> Any:

@@ -88,7 +88,7 @@ from modules.local.safe_tokens import (
     render_with_spans,
 )
 from modules.local.streaming import CancellingStream, cut_at_stop, stop_token_streamer, stream_deltas
-from modules.local.tool_calls import parse_tool_calls
+from modules.local.tool_calls import parse_tool_calls, tool_names
 from modules.local.trimming import fit_to_context
 from modules.local.turns import TurnLock
 from modules.local.vocab import Vocab
@@ -848,7 +848,7 @@ class TrainableModule(AsyncCalls, ModuleBase[LocalRequest]):
         calls: list[ToolCall] = []
         syntax = self._tool_syntax(request)
         if syntax:
-            text, calls = parse_tool_calls(text, *syntax)
+            text, calls = parse_tool_calls(text, *syntax, names=tool_names(request.tools))
         usage = {
             "prompt_tokens": len(request.input_ids),
             "completion_tokens": n_new,
