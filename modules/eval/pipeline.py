@@ -106,6 +106,24 @@ def _reader(cfg: Any) -> dict[str, Any]:
     return reader
 
 
+def _check_columns(reader: Mapping[str, Any], samples: list[dict[str, Any]]) -> None:
+    """A ``ModuleConfigError`` for an ``output_column`` or ``input_columns`` name no sample has: the output
+    column would be filled into every prompt (the gold answer shown to the model), an input column read as empty."""
+    if not samples:  # no fields to hold the names against
+        return
+    fields = list(dict.fromkeys(str(k) for sample in samples if isinstance(sample, Mapping) for k in sample))
+    columns = reader.get("input_columns")
+    wanted = [("output_column", reader.get("output_column"))]
+    wanted += [("input_columns", c) for c in columns] if isinstance(columns, (list, tuple)) else []
+    for key, name in wanted:
+        if name is not None and name not in fields:
+            close = difflib.get_close_matches(str(name), fields, 1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ModuleConfigError(
+                f"reader_cfg[{key!r}]: {name!r} names no field of the dataset{hint}; its fields are {fields}: name one of them"
+            )
+
+
 _SLICE = re.compile(r"\[\s*(-?\d*)\s*:\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?\]")
 
 
@@ -218,6 +236,7 @@ def plan(
         whole = _samples(dataset["path"], base, "dataset['path']")
         has_index = "index_path" in dataset
         index = _samples(dataset["index_path"], base, "dataset['index_path']", reader) if has_index else whole
+    _check_columns(reader, whole)
     samples = _partial(whole, reader.get("test_range"), "test_range")
     # the examples come from the whole dataset: a limit shows the first samples as the full run renders them
     index = _partial(index, reader.get("train_range"), "train_range")
