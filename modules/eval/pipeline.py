@@ -120,7 +120,8 @@ def _check_columns(reader: Mapping[str, Any], samples: list[dict[str, Any]]) -> 
             close = difflib.get_close_matches(str(name), fields, 1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ModuleConfigError(
-                f"reader_cfg[{key!r}]: {name!r} names no field of the dataset{hint}; its fields are {fields}: name one of them"
+                f"reader_cfg[{key!r}]: {name!r} names no field of the dataset{hint}; "
+                f"its fields are {fields}: name one of them"
             )
 
 
