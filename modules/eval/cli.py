@@ -133,6 +133,19 @@ def _run_py(file: Path) -> dict[str, Any]:
             "(the names stand for themselves) and from what is installed; paste the blocks it imports "
             "from other config files into it"
         ) from None
+    except SyntaxError as exc:  # IndentationError too: the file (or a module it imports) is no Python
+        at = f":{exc.lineno}" if exc.lineno else ""
+        where = f"{file}{at}" if exc.filename in (None, str(file)) else f"{file}: {exc.filename}{at}"
+        raise ModuleConfigError(
+            f"config {where}: {type(exc).__name__}: {exc.msg}; correct the Python there"
+        ) from None
+    except ModuleConfigError:
+        raise
+    except Exception as exc:  # the config's own code failed (a NameError, 1/0, ...): where and what, no traceback
+        raise ModuleConfigError(
+            f"config {file}{_line_of(exc, file)}: {type(exc).__name__}: {_one_line(exc)}; the config runs as "
+            "Python: correct that line"
+        ) from None
     config: dict[str, Any] = {}
     for key, value in variables.items():
         if key.startswith("__"):
@@ -144,6 +157,21 @@ def _run_py(file: Path) -> dict[str, Any]:
                 f"config {str(file)!r}: {key!r} is nested too deep to read; flatten it"
             ) from None
     return config
+
+
+def _line_of(exc: BaseException, file: Path) -> str:
+    """``:N``, the line of *file* the traceback of *exc* last passed through (``""`` if none)."""
+    line, tb = "", exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == str(file):
+            line = f":{tb.tb_lineno}"
+        tb = tb.tb_next
+    return line
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of *exc* on one line (a CLI error is one line)."""
+    return " ".join(str(exc).splitlines()) or "(no message)"
 
 
 def add_parser(sub: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter) -> None:
