@@ -27,6 +27,7 @@ __all__ = [
     "plain_text",
     "refuse_cache_marks",
     "split_data_url",
+    "ResultNames",
     "tool_call_names",
 ]
 
@@ -180,9 +181,30 @@ def refuse_cache_marks(conv: Conversation, located: Iterable[Located], dialect: 
             raise UnsupportedContentError(f"tools[{i}].cache_control: {remedy}")
 
 
-def tool_call_names(located: Iterable[Located]) -> dict[str, str]:
-    """Function name by tool-call id, for the APIs whose tool results name the function."""
-    return {call.id: call.name for _, message in located for call in message.tool_calls if call.id}
+class ResultNames:
+    """The function each tool result answers, for the APIs whose tool results name it: the name of the
+    nearest call before the result with its ``tool_call_id`` (clients that number their calls per round
+    reuse ``call_0``: each round's result answers that round's call), else the result's own ``name``."""
+
+    def __init__(self, located: Iterable[Located]) -> None:
+        latest: dict[str, str] = {}  # id -> the function of the latest call with it, so far
+        self._messages = [message for _, message in located]  # alive while their ids key the table
+        self._names: dict[int, str] = {}
+        for message in self._messages:
+            if message.role == "tool" and message.tool_call_id in latest:
+                self._names.setdefault(id(message), latest[message.tool_call_id])
+            for call in message.tool_calls:
+                if call.id:
+                    latest[call.id] = call.name
+
+    def of(self, message: Message) -> str | None:
+        """The function tool result *message* answers (None when neither a call nor the result names one)."""
+        return self._names.get(id(message)) or message.name
+
+
+def tool_call_names(located: Iterable[Located]) -> ResultNames:
+    """The functions the tool results of *located* answer (see :class:`ResultNames`)."""
+    return ResultNames(located)
 
 
 def split_data_url(url: str, where: str) -> tuple[str, str] | None:

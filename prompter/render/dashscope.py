@@ -31,12 +31,17 @@ Tool calls and tools are OpenAI's (arguments as a JSON string).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.messages import ContentPart, Message, text_of
-from prompter.render.common import conversation_messages, lift_system, refuse_cache_marks, tool_call_names
+from prompter.render.common import (
+    ResultNames,
+    conversation_messages,
+    lift_system,
+    refuse_cache_marks,
+    tool_call_names,
+)
 from prompter.render.openai import refuse_assistant_media, tool_call_dicts
 
 __all__ = ["render_dashscope", "text_items"]
@@ -65,7 +70,7 @@ def _text(content: str | tuple[ContentPart, ...], where: str) -> str:
     return "\n".join(part.text for part in content)
 
 
-def _message(message: Message, where: str, names: Mapping[str, str], multimodal: bool) -> dict[str, Any]:
+def _message(message: Message, where: str, names: ResultNames, multimodal: bool) -> dict[str, Any]:
     content: Content = _items(message.content) if multimodal else _text(message.content, f"{where}.content")
     out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
@@ -73,7 +78,7 @@ def _message(message: Message, where: str, names: Mapping[str, str], multimodal:
     if message.role == "tool":
         if message.tool_call_id:
             out["tool_call_id"] = message.tool_call_id
-        name = names.get(message.tool_call_id or "") or message.name
+        name = names.of(message)
         if name:
             out["name"] = name
     return out

@@ -42,6 +42,7 @@ from prompter.conversation import Conversation
 from prompter.errors import MessageError
 from prompter.messages import ContentPart, Message
 from prompter.render.common import (
+    ResultNames,
     conversation_messages,
     empty_turn_error,
     function_specs,
@@ -107,9 +108,9 @@ def _response(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"content": text}
 
 
-def _parts(message: Message, where: str, names: Mapping[str, str]) -> list[dict[str, Any]]:
+def _parts(message: Message, where: str, names: ResultNames) -> list[dict[str, Any]]:
     if message.role == "tool":
-        name = names.get(message.tool_call_id or "") or message.name
+        name = names.of(message)
         if not name:
             raise MessageError(
                 f"{where}: format='gemini' needs the function name of a tool result; give it the "

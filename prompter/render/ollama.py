@@ -24,13 +24,18 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message, a_part
-from prompter.render.common import conversation_messages, refuse_cache_marks, split_data_url, tool_call_names
+from prompter.render.common import (
+    ResultNames,
+    conversation_messages,
+    refuse_cache_marks,
+    split_data_url,
+    tool_call_names,
+)
 
 __all__ = ["check_part", "image_data", "render_ollama"]
 
@@ -57,7 +62,7 @@ def check_part(part: ContentPart, where: str) -> None:
     image_data(part, where)
 
 
-def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str, Any]:
+def _message(message: Message, where: str, names: ResultNames) -> dict[str, Any]:
     content = message.content
     images: list[str] = []
     if isinstance(content, str):
@@ -79,7 +84,7 @@ def _message(message: Message, where: str, names: Mapping[str, str]) -> dict[str
             for call in message.tool_calls
         ]
     if message.role == "tool":
-        name = names.get(message.tool_call_id or "") or message.name
+        name = names.of(message)
         if name:
             out["tool_name"] = name
     return out

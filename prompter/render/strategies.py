@@ -54,6 +54,7 @@ from typing import Literal
 from prompter.conversation import Conversation
 from prompter.errors import MessageError, PromptTypeError, PromptValueError
 from prompter.messages import ContentPart, Message
+from prompter.render.common import ResultNames
 
 __all__ = [
     "DEFAULT_HEADER",
@@ -300,11 +301,11 @@ def _lines(
     media: list[ContentPart] = []
     # a tool result names its function as AgentScope's blocks do: an OpenAI-style result carries only the
     # id of its call, so the name is the call's, as every dialect's renderer finds it
-    functions = {call.id: call.name for message in messages for call in message.tool_calls if call.id}
+    functions = ResultNames(zip(wheres, messages))
     for message, where in zip(messages, wheres):
         if message.role == "tool":
             text = _text(message.content)
-            name = functions.get(message.tool_call_id or "") or message.name
+            name = functions.of(message)
             result = {"type": "tool_result", "id": message.tool_call_id, "name": name, "output": text}
             lines.append(f"<tool_result>{json.dumps(result, ensure_ascii=False)}</tool_result>")
             media.extend(_media(message))  # a result's image (a screenshot) is sent too, never lost silently
