@@ -240,6 +240,13 @@ def run(args: argparse.Namespace) -> int:
     from modules.eval.runner import run_eval
 
     if args.view is not None:
+        ignored = [f"--{name}" for name in ("limit", "output", "workers", "ray") if getattr(args, name) is not None]
+        if ignored:
+            them = "it" if len(ignored) == 1 else "them"
+            raise ModuleConfigError(
+                f"{', '.join(ignored)}: `prompter eval CONFIG --view N` only prints prompts (it runs nothing) and "
+                f"would ignore {them}; leave {them} out (N is the number of samples shown), or drop --view to run"
+            )
         return run_view(Path(args.config), args.view, args.compat)
     config = load_config(args.config)
     stats = run_eval(
