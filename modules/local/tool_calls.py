@@ -59,9 +59,10 @@ def parse_tool_calls(
     eos. Without one, the JSON value (an object or a list of objects) after
     ``start`` holds the calls (Mistral ``[TOOL_CALLS] [...]``). A call is
     ``{"name": ..., "arguments"|"parameters": {...}}``. Blocks that are not
-    valid JSON (nested too deep to read included) are left in the text, untouched. With calls, the text loses its
-    trailing whitespace but keeps its leading whitespace, as a stream of the same
-    answer must (it has sent that by the time a call shows up).
+    valid JSON (nested too deep to read included, or holding ``NaN`` or ``Infinity``, which are no JSON, or a
+    number beyond a double such as ``1e999``, which cannot be written back as JSON) are left in the text,
+    untouched. With calls, the text loses its trailing whitespace but keeps its leading whitespace, as a
+    stream of the same answer must (it has sent that by the time a call shows up).
 
     For a model that also calls bare (``start`` in :data:`BARE_JSON_MARKERS`: Llama 3.1, 3.2), an answer
     without the marker is calls only when it is nothing but objects (apart from whitespace and ``;``) each
@@ -114,7 +115,7 @@ def _block_calls(body: str) -> list[ToolCall]:
     pos = 0
     while pos < len(body.rstrip()):
         match = _DEEPSEEK_CALL.match(body, pos)
-        if match is None or json_prefix(match["arguments"]) is None:  # not this syntax, or arguments not JSON
+        if match is None or _finite_json_prefix(match["arguments"]) is None:  # not this syntax, or not JSON
             return []
         name, arguments = match["name"].strip(), match["arguments"].strip()
         call = _as_call({"name": name, "arguments": arguments})
@@ -192,13 +193,34 @@ def json_prefix(text: str) -> Any:
     return value
 
 
+def _finite_json_prefix(text: str) -> Any:
+    """:func:`json_prefix`, but None where the value holds a number JSON cannot write (NaN, Infinity, 1e999)."""
+
+    def finite(number: str) -> float:
+        value = float(number)
+        if value - value != 0:  # inf or nan
+            raise ValueError(f"{number} is no finite number")
+        return value
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is no JSON")
+
+    try:
+        value, _ = json.JSONDecoder(parse_float=finite, parse_constant=refuse).raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return value
+
+
 def _as_call(value: Any) -> ToolCall | None:
+    """*value* as a call, or None: no name, or arguments a strict JSON parser could not read written back
+    (``NaN``, ``Infinity``, a number beyond a double such as ``1e999``: OpenAI's arguments are JSON text)."""
     if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
         return None
     args = value.get("arguments", value.get("parameters", {}))
     try:
-        arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    except RecursionError:  # read at the limit's edge, too deep to write back: not a call
+        arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, allow_nan=False)
+    except (RecursionError, ValueError):  # too deep to write back at the limit's edge, or not finite: not a call
         return None
     return ToolCall(
         id="call_" + uuid.uuid4().hex[:24],
