@@ -79,12 +79,8 @@ def parse_tool_calls(
         return ("", calls) if calls else (text, calls)
     if end is None:
         head, _, tail = text.partition(start)
-        parsed = json_prefix(tail.strip())
-        items = parsed if isinstance(parsed, list) else [parsed]
-        found = [c for c in (_as_call(i) for i in items) if c is not None]
-        if parsed is None or len(found) != len(items):
-            return text, []
-        return head.rstrip(), found
+        found = _marked_calls(tail, several=start in BARE_JSON_MARKERS)
+        return (head.rstrip(), found) if found else (text, [])
     kept: list[str] = []
     pos = 0
     while True:
@@ -109,13 +105,13 @@ def parse_tool_calls(
 def _block_calls(body: str) -> list[ToolCall]:
     """The calls of one block between the markers: a JSON call, or DeepSeek's calls; none if it is neither."""
     if "<｜tool▁sep｜>" not in body:
-        call = _as_call(json_prefix(body.strip()))
+        call = _as_call(_whole_json(body))  # text after the JSON in the block: no call, the block stays text
         return [call] if call is not None else []
     calls: list[ToolCall] = []
     pos = 0
     while pos < len(body.rstrip()):
         match = _DEEPSEEK_CALL.match(body, pos)
-        if match is None or _finite_json_prefix(match["arguments"]) is None:  # not this syntax, or not JSON
+        if match is None or _whole_json(match["arguments"]) is None:  # not this syntax, or not one JSON value
             return []
         name, arguments = match["name"].strip(), match["arguments"].strip()
         call = _as_call({"name": name, "arguments": arguments})
@@ -124,6 +120,31 @@ def _block_calls(body: str) -> list[ToolCall]:
         calls.append(call)
         pos = match.end()
     return calls
+
+
+def _marked_calls(tail: str, several: bool) -> list[ToolCall]:
+    """The calls in *tail*, what follows a marker that has no end (Mistral, Granite, Llama's tag): one JSON
+    value, a call or a list of calls (Llama's tag: several objects, ``;`` apart), and nothing after it but
+    whitespace; else none (an empty list, text after the calls): the answer stays text, none of it dropped."""
+    rest = tail.strip()
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    while True:
+        try:
+            value, n = decoder.raw_decode(rest)
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
+            return []
+        items = value if isinstance(value, list) else [value]
+        found = [c for c in map(_as_call, items) if c is not None]
+        if not found or len(found) != len(items):
+            return []
+        calls.extend(found)
+        rest = rest[n:].strip()
+        if not rest:
+            return calls
+        if not (several and rest.startswith(";")):
+            return []
+        rest = rest[1:].strip()
 
 
 def _bare_calls(text: str, names: Collection[str] | None) -> list[ToolCall]:
@@ -193,8 +214,9 @@ def json_prefix(text: str) -> Any:
     return value
 
 
-def _finite_json_prefix(text: str) -> Any:
-    """:func:`json_prefix`, but None where the value holds a number JSON cannot write (NaN, Infinity, 1e999)."""
+def _whole_json(text: str) -> Any:
+    """The one JSON value *text* is (apart from whitespace), or None: not JSON, text after the value, or a
+    number JSON cannot write (NaN, Infinity, 1e999)."""
 
     def finite(number: str) -> float:
         value = float(number)
@@ -205,11 +227,12 @@ def _finite_json_prefix(text: str) -> Any:
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} is no JSON")
 
+    rest = text.strip()
     try:
-        value, _ = json.JSONDecoder(parse_float=finite, parse_constant=refuse).raw_decode(text)
+        value, n = json.JSONDecoder(parse_float=finite, parse_constant=refuse).raw_decode(rest)
     except (ValueError, RecursionError):
         return None
-    return value
+    return value if n == len(rest) else None
 
 
 def _as_call(value: Any) -> ToolCall | None:
