@@ -39,7 +39,7 @@ from modules.errors import DOCS_URL, ModuleConfigError
 from modules.eval import cli as eval_cli
 from modules.local.engines import check_torch_threads
 from modules.playground import cli as playground_cli
-from modules.server.cli_options import add_engine_options, apply_torch_threads, engine_options
+from modules.server.cli_options import add_engine_options, apply_torch_threads, engine_options, server_options
 from prompter import __version__
 
 __all__ = ["main", "progress", "require_extra"]
@@ -222,7 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         t0 = time.perf_counter()
         progress(f"starting the server on {args.host}:{args.port} ...")
-        module.start(serve=True, port=args.port, host=args.host)
+        module.start(serve=True, port=args.port, host=args.host, **server_options(args))
         progress(f"server up in {time.perf_counter() - t0:.1f}s")
         # This process is ours and what it loaded lives until it exits: keep those objects out of the
         # collector's full passes (each walked torch and transformers: 236 ms once, the p95 tail).

@@ -3,9 +3,14 @@
 ``POST /api/render`` takes ``{"state": {field: text, ...}}`` (the URL's query parameters, see
 :mod:`modules.playground.state`) and answers ``200 {"output", "kind", "segments", "marked",
 "chars", "tokens"}`` or ``400 {"error": {"type", "field", "message"}}``. A body over
-:data:`MAX_BODY_BYTES` is a 413, a path or method the playground has not a 404 or 405, all with
-that body; no input gets a traceback (an unexpected failure is a 500 with a one-line
-``InternalError`` body). ``GET /api/options`` lists the model families and dialects.
+:data:`MAX_BODY_BYTES` is a 413, a body not sent as ``Content-Type: application/json`` a 415 (so that no other
+site's page can post to it: a form or a "simple" cross-site request cannot send that type), a path or method
+the playground has not a 404 or 405, all with that body; no input gets a traceback (an unexpected failure
+is a 500 with a one-line ``InternalError`` body). ``GET /api/options`` lists the model families and dialects.
+
+Listening on loopback, it answers only a ``Host`` naming loopback (localhost, 127.x, [::1]), else a 403
+``HostNotAllowed``: a page whose name is pointed at 127.0.0.1 (DNS rebinding) can neither use nor read it
+(``allowed_hosts`` adds names; :mod:`modules.server.host_check`).
 
 The page is three files served from this package (no CDN, no fonts, no build step); the
 Content-Security-Policy keeps it to its own origin.
@@ -45,8 +50,9 @@ _HEADERS = {
 _log = logging.getLogger("modules.playground")
 
 
-def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
-    """The playground as a FastAPI app; ``count_tokens`` (text, content spans -> token count) adds token counts."""
+def create_playground_app(count_tokens: TokenCounter | None = None, allowed_hosts: list[str] | None = None) -> Any:
+    """The playground as a FastAPI app; ``count_tokens`` (text, content spans -> token count) adds token counts,
+    ``allowed_hosts`` names the Hosts it answers besides loopback (see :mod:`modules.server.host_check`)."""
     try:
         from fastapi import FastAPI, Request
         from fastapi.responses import JSONResponse, Response
@@ -55,7 +61,14 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
     except ModuleNotFoundError as exc:  # the 'server' extra
         raise missing_extra(exc, "create_playground_app()") from None
 
+    from modules.server.host_check import add_host_check
+
     app = FastAPI(title="prompter playground", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def host_error(message: str) -> dict[str, Any]:
+        return {"error": {"type": "HostNotAllowed", "field": None, "message": message}}
+
+    add_host_check(app, allowed_hosts, host_error, _HEADERS)  # mounted on the model server: that one checked it
 
     def static(name: str) -> bytes:
         return resources.files("modules.playground").joinpath("static", name).read_bytes()
@@ -110,6 +123,9 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
     @app.post("/api/render")
     async def render_endpoint(request: Request) -> Response:
         """Render one state through the real prompter."""
+        wrong_type = _content_type_problem(request.headers.getlist("content-type"))
+        if wrong_type:
+            return error(415, "UnsupportedMediaType", wrong_type)
         raw = await _read_body(request)
         if raw is None:
             return error(413, "RequestTooLarge", f"request body over the limit of {MAX_BODY_BYTES} bytes")
@@ -149,6 +165,16 @@ def create_playground_app(count_tokens: TokenCounter | None = None) -> Any:
         return b"".join(chunks)
 
     return app
+
+
+def _content_type_problem(said: list[str]) -> str | None:
+    """Why a render request's Content-Type is refused, or None for ``application/json``: a page on another
+    site may post ``text/plain`` or a form without asking (no CORS preflight), but not JSON."""
+    media = {value.split(";", 1)[0].strip().lower() for value in said}
+    if media == {"application/json"}:
+        return None
+    got = f"got {', '.join(sorted(repr(m[:60]) for m in media))}" if media else "the request sent none"
+    return f"Content-Type must be application/json ({got}); send the state as JSON with that header, as the page does"
 
 
 def _no_local_files(function: Callable[..., T], *args: Any) -> T:

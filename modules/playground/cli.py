@@ -1,4 +1,4 @@
-"""``prompter playground [--port N]``: the playground page on 127.0.0.1, no model needed.
+"""``prompter playground [--port N] [--host H] [--allowed-host NAME]``: the playground page, no model needed.
 
 Two lines register it in :mod:`modules.cli` (:func:`add_parser` and :func:`run`).
 """
@@ -23,6 +23,9 @@ def add_parser(subparsers: Any) -> None:
     )
     cmd.add_argument("--port", type=int, default=8765, help="TCP port (0 picks a free one; default: 8765)")
     cmd.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    from modules.server.cli_options import add_allowed_host_option  # argparse only: no extra needed
+
+    add_allowed_host_option(cmd)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
     from modules.server.lifecycle import ServerThread
 
     print(f"prompter: starting the playground on {args.host}:{args.port} ...", file=sys.stderr, flush=True)
-    server = ServerThread(create_playground_app(), host=args.host, port=args.port).start()
+    hosts = getattr(args, "allowed_host", None)
+    app = create_playground_app(allowed_hosts=hosts)
+    server = ServerThread(app, host=args.host, port=args.port).start()
     print(f"playground at {server.url}/  (Ctrl-C to stop)", flush=True)
     try:
         while server.thread.is_alive():  # short naps: the main thread must run the signal handlers

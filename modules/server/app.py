@@ -24,6 +24,9 @@ What the server promises:
   flight (with ``Retry-After``), 503 while stopping; HTTP that cannot be parsed gets a 400 (431 for a
   header block too large) in the same envelope (:mod:`modules.server.protocol`). Messages are capped in
   length and never carry a traceback;
+* listening on loopback (127.0.0.1, ::1, localhost), it answers only a ``Host`` naming loopback, else a 403
+  ``host_not_allowed``: a web page whose name is pointed at 127.0.0.1 (DNS rebinding) cannot drive or read it
+  (``allowed_hosts`` adds names, :mod:`modules.server.host_check`);
 * user text is tokenized as data (see :func:`modules.local.trainable.encode_with_spans`);
 * requests never mix: the module serialises generation (or batches it, with
   ``TrainableModule(max_batch_size=N)``);
@@ -57,6 +60,7 @@ from modules.base import Completion, StreamDelta
 from modules.errors import ModuleConfigError
 from modules.server.body_limit import MAX_BODY_BYTES, SMALL, BodyLimit, ParsedOnceRoute
 from modules.server.errors import HTTPError, cancelled_error, from_exception
+from modules.server.host_check import add_host_check
 from modules.server.lifecycle import ServerState, ServerThread
 from modules.server.schema import ChatCompletionRequest, CompletionRequest
 from modules.server.scoring import is_scoring, score_response, scoring_problem
@@ -94,11 +98,12 @@ def create_app(
     model_name: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     max_concurrency: int = 128,
+    allowed_hosts: list[str] | None = None,
 ) -> Any:
     """A FastAPI app serving *module* under OpenAI's paths.
 
     ``model_name`` is the id clients must send (default ``module.name``);
-    requests naming another model get 404 ``model_not_found``.
+    requests naming another model get 404 ``model_not_found``. ``allowed_hosts``: see :mod:`~.host_check`.
     """
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
@@ -134,6 +139,7 @@ def create_app(
     app.router.route_class = ParsedOnceRoute  # the body's JSON is parsed once, strictly, by BodyLimit
     app.state.prompter = state
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, closing=lambda: state.closing)
+    add_host_check(app, allowed_hosts)  # outermost: a Host it must not answer is refused before anything else
 
     def error_response(err: HTTPError) -> JSONResponse:
         # ASCII JSON: a message quoting client text with a lone surrogate must still encode.
@@ -226,12 +232,7 @@ def create_app(
             "created": int(time.time()),
             "model": state.model_name,
             "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": finish_reason(done.finish_reason),
-                    "logprobs": None,
-                }
+                {"index": 0, "message": message, "finish_reason": finish_reason(done.finish_reason), "logprobs": None}
             ],
             "usage": dict(done.usage or {}),
         })
@@ -269,12 +270,7 @@ def create_app(
             "created": int(time.time()),
             "model": state.model_name,
             "choices": [
-                {
-                    "index": 0,
-                    "text": done.text,
-                    "finish_reason": finish_reason(done.finish_reason),
-                    "logprobs": None,
-                }
+                {"index": 0, "text": done.text, "finish_reason": finish_reason(done.finish_reason), "logprobs": None}
             ],
             "usage": dict(done.usage or {}),
         })

@@ -1,5 +1,6 @@
 """``prompter serve`` options for the engine: ``--engine``, ``--max-batch-size``, ``--tensor-parallel-size``,
-``--torch-threads``, ``--engine-process``, ``--prefix-cache``.
+``--torch-threads``, ``--engine-process``, ``--prefix-cache``; and the server's ``--allowed-host``
+(:func:`add_allowed_host_option`, :func:`server_options`).
 
 ``--torch-threads`` defaults to one less than the CPU count: PyTorch's intra-op
 threads otherwise take every core, and the HTTP event loop (parsing requests,
@@ -19,16 +20,38 @@ from modules.errors import ModuleConfigError
 from modules.local.engines import DTYPES, check_torch_threads, default_torch_threads
 
 __all__ = [
+    "ALLOWED_HOST_HELP",
+    "add_allowed_host_option",
     "add_engine_options",
     "apply_torch_threads",
     "default_torch_threads",
     "engine_options",
+    "server_options",
     "vllm_options",
 ]
 
 
+ALLOWED_HOST_HELP = (
+    "a Host name (or address) clients may reach the server by, besides localhost, 127.x and [::1] (repeatable; "
+    "'*' for any). Without it, a server on a loopback address refuses every other Host (a page whose name is "
+    "pointed at 127.0.0.1, DNS rebinding), and one on 0.0.0.0 or a LAN address answers any"
+)
+
+
+def add_allowed_host_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--allowed-host NAME`` (repeatable) to *parser*: ``allowed_hosts``, see :mod:`modules.server.host_check`."""
+    parser.add_argument("--allowed-host", action="append", default=None, metavar="NAME", help=ALLOWED_HOST_HELP)
+
+
+def server_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``start(serve=True, ...)`` / ``create_app`` keywords ``--allowed-host`` gives (none when absent)."""
+    hosts = getattr(args, "allowed_host", None)
+    return {} if hosts is None else {"allowed_hosts": list(hosts)}
+
+
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """Add the engine options to the ``serve`` subcommand's *parser*."""
+    """Add the engine options to the ``serve`` subcommand's *parser*, and the server's ``--allowed-host``."""
+    add_allowed_host_option(parser)
     parser.add_argument("--engine", choices=("transformers", "vllm"), default="transformers", help="model runner")
     parser.add_argument(
         "--max-batch-size", type=int, default=64, help="requests decoded together (transformers; 1: one at a time)"

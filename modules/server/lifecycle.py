@@ -91,6 +91,7 @@ class ServerThread:
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, graceful_timeout: int = 5) -> None:
         import uvicorn
 
+        from modules.server.host_check import listening_on
         from modules.server.protocol import EnvelopeH11Protocol
 
         host, port = _checked_address(host, port)
@@ -100,7 +101,7 @@ class ServerThread:
             )
         self.app = app
         self.config = uvicorn.Config(
-            app,
+            listening_on(app, host),  # where it listens decides which Host names it answers (host_check)
             host=host,
             port=port,
             log_level="warning",

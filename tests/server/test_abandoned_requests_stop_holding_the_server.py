@@ -69,7 +69,7 @@ def _wait_for(condition: Any, what: str) -> None:
 def _post(url: str, body: bytes, head: bytes = b"") -> socket.socket:
     where = urlparse(url)
     sock = socket.create_connection((where.hostname, where.port), timeout=15)
-    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + head + body)
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + head + body)
     return sock
 
 

@@ -24,7 +24,7 @@ from modules.local.trainable import TrainableModule
 
 _BODY = b'{"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}'
 _CHUNKED = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_BODY), _BODY)
-_SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+_SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def _answers(module: TrainableModule, raw: bytes) -> list[tuple[int, dict[str, s
 
 
 def _post_head(version: bytes, *framing: bytes) -> bytes:
-    lines = [b"POST /v1/chat/completions HTTP/" + version, b"Host: x", b"Content-Type: application/json", *framing]
+    lines = [b"POST /v1/chat/completions HTTP/" + version, b"Host: 127.0.0.1", b"Content-Type: application/json", *framing]
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
 

@@ -21,7 +21,7 @@ from modules.local.trainable import TrainableModule
 from modules.server.lifecycle import MAX_REQUEST_HEAD_BYTES
 
 _BODY = b'{"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}'
-_HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+_HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ UNPARSABLE = [
         id="no-host-header",
     ),
     pytest.param(b"\x00\x01 not a request line\r\n\r\n", "request line", id="garbage-request-line"),
-    pytest.param(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", "header", id="illegal-header-line"),
+    pytest.param(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\n\r\n", "header", id="illegal-header-line"),
     pytest.param(
         _HEAD + b"Transfer-Encoding: gzip\r\n\r\n" + _BODY, "Transfer-Encoding", id="unsupported-transfer-encoding"
     ),
@@ -86,13 +86,13 @@ def test_unparsable_http_gets_the_openai_envelope_naming_the_fault(
     assert status == 400 and named in error["message"], error
     assert headers["connection"] == "close"
     # and the server goes on serving
-    ok_status, _, ok_body = _exchange(server, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    ok_status, _, ok_body = _exchange(server, b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     assert ok_status == 200 and json.loads(ok_body)["data"][0]["id"] == "tiny"
 
 
 def test_a_header_block_over_the_limit_is_431_in_the_envelope(server: TrainableModule) -> None:
     # exactly past the limit and no further, so the server has read every byte before it answers
-    raw = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * MAX_REQUEST_HEAD_BYTES
+    raw = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * MAX_REQUEST_HEAD_BYTES
     status, headers, body = _exchange(server, raw)
     error = _error(status, headers, body)
     assert status == 431 and "too large" in error["message"], error

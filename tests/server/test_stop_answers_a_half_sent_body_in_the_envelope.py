@@ -35,14 +35,14 @@ def test_a_body_still_arriving_at_stop_gets_503_server_shutting_down(tiny_model_
         ):
             sock = socket.create_connection((url.hostname, url.port), timeout=30)
             sock.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + head
                 + b'{"model": "tiny", "messages": '
             )
             stalled.append(sock)
         # the server has taken both requests in (a later request on the loop is answered first)
         health = socket.create_connection((url.hostname, url.port), timeout=30)
-        health.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        health.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert _read_all(health).startswith(b"HTTP/1.1 200")
         health.close()
     finally:
