@@ -30,6 +30,7 @@ from modules.errors import ModuleError
 from prompter import AlpacaPrompter, ChatPrompter, PrompterBase
 from prompter.errors import PromptError
 from prompter.instruction import InstructionTemplate
+from prompter.prompters.boundary import slot_text
 
 __all__ = [
     "DIALECTS",
@@ -122,11 +123,14 @@ def read_state(query: Mapping[str, Any]) -> Call:
 
 def _check_filled_size(instruction: Any, value: Any, slots: tuple[str, ...]) -> None:
     """Refuse, before rendering, an instruction whose filled text alone would pass :data:`MAX_OUTPUT_CHARS`:
-    the rendering holds it, so this is the least it would be (a slot named N times holds its value N times)."""
+    the rendering holds it, so this is the least it would be (a slot named N times holds its value N times, a
+    number as the text it fills in)."""
     if isinstance(value, dict):
-        filling = {name: text for name, text in value.items() if isinstance(name, str) and isinstance(text, str)}
+        filled = {name: _slot_text(v) for name, v in value.items() if isinstance(name, str)}
+        filling = {name: text for name, text in filled.items() if text is not None}
     else:
-        filling = {slots[0]: value} if isinstance(value, str) and len(slots) == 1 else {}
+        text = _slot_text(value)
+        filling = {slots[0]: text} if text is not None and len(slots) == 1 else {}
     parts = instruction.values() if isinstance(instruction, dict) else [instruction or ""]
     size = sum(InstructionTemplate(part).filled_length(filling) for part in parts)
     if size > MAX_OUTPUT_CHARS:
@@ -137,6 +141,17 @@ def _check_filled_size(instruction: Any, value: Any, slots: tuple[str, ...]) -> 
             "or name the slot fewer times",
             kind="RenderTooLarge",
         )
+
+
+def _slot_text(value: Any) -> str | None:
+    """The text *value* fills a slot with, as the prompter writes it (an int or a float as ``str()`` gives it:
+    ``12`` as 2 characters, a 4 300-digit int as 4 300), or None for a value that fills none (the prompter
+    refuses a bool, a list, an object or null by itself, naming the slot)."""
+    if type(value) is str:
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return slot_text(value, "input")
+    return None
 
 
 def _text(query: Mapping[str, Any], name: str) -> str | None:
