@@ -12,7 +12,7 @@ from typing import Any
 from prompter.conversation import Conversation
 from prompter.errors import UnsupportedContentError
 from prompter.messages import ContentPart, Message, a_part
-from prompter.render.common import conversation_messages, media_parts
+from prompter.render.common import a_role, conversation_messages, media_parts
 
 __all__ = [
     "check_part",
@@ -149,35 +149,24 @@ def refuse_assistant_media(conv: Conversation, dialect: str, system: bool = Fals
     inside a user turn, see :mod:`prompter.render.strategies`.) With *system*, a system message's too:
     OpenAI's system content parts are text only ("Image URLs are only allowed for messages with role
     'user'"). With *tool*, a tool message's too: OpenAI's tool content parts are text only."""
+    remedies = {
+        "assistant": "give it in a user message, or name the speaker (name=...) or pass strategy='multi_agent' to "
+        "send the turn inside a user message",
+        **({"system": "give it in a user message"} if system else {}),
+        **({"tool": "send the tool's text result, then give the media in a user message after it"} if tool else {}),
+    }
     several = len(conv.current) > 1
     located = [(f"history[{i}]", m) for i, m in enumerate(conv.history) if type(m) is Message]
     located += [(f"input[{j}]" if several else "input", m) for j, m in enumerate(conv.current)]
     for where, message in located:
-        if isinstance(message.content, str):
-            continue
-        if system and message.role == "system":
-            for k, part in enumerate(message.content):
-                if part.type != "text":
-                    raise UnsupportedContentError(
-                        f"{where}.content[{k}]: format={dialect!r} takes only text in a system message, not "
-                        f"{a_part(repr(part.type))} (the API refuses it there); give it in a user message"
-                    )
-        if tool and message.role == "tool":
-            for k, part in enumerate(message.content):
-                if part.type != "text":
-                    raise UnsupportedContentError(
-                        f"{where}.content[{k}]: format={dialect!r} takes only text in a tool message, not "
-                        f"{a_part(repr(part.type))} (the API refuses it there); send the tool's text result, then "
-                        "give the media in a user message after it"
-                    )
-        if message.role != "assistant":
+        remedy = remedies.get(message.role)
+        if remedy is None or isinstance(message.content, str):
             continue
         for k, part in enumerate(message.content):
             if part.type != "text":
                 raise UnsupportedContentError(
-                    f"{where}.content[{k}]: format={dialect!r} takes only text in an assistant message, not "
-                    f"{a_part(repr(part.type))} (the API refuses it there); give it in a user message, or name the "
-                    "speaker (name=...) or pass strategy='multi_agent' to send the turn inside a user message"
+                    f"{where}.content[{k}]: format={dialect!r} takes only text in {a_role(message.role)} message, "
+                    f"not {a_part(repr(part.type))} (the API refuses it there); {remedy}"
                 )
 
 
