@@ -22,6 +22,7 @@ it is installed), so the limits and answers are the same on every install.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from http import HTTPStatus
@@ -34,7 +35,14 @@ from uvicorn.server import ServerState
 
 from modules.server.errors import HTTPError
 
-__all__ = ["EnvelopeH11Protocol", "ambiguous_framing", "protocol_error"]
+__all__ = ["HEAD_READ_TIMEOUT_S", "EnvelopeH11Protocol", "ambiguous_framing", "protocol_error"]
+
+HEAD_READ_TIMEOUT_S = 30.0
+"""The longest a request's line and headers may take to arrive, from the connection's first byte or the first
+byte after the previous answer (as nginx's ``client_header_timeout``): past it the client gets a 408 and the
+connection closes. The body's own limit (:data:`~modules.server.body_limit.BODY_READ_TIMEOUT_S`) starts only
+once the headers are in; before this, a connection that sent half a header block, or nothing, was held for
+as long as the client liked (slowloris), never reaching the admission that answers 429."""
 
 
 def protocol_error(exc: BaseException | None) -> HTTPError:
@@ -81,6 +89,49 @@ class EnvelopeH11Protocol(H11Protocol):
         size = config.h11_max_incomplete_event_size  # as uvicorn builds its connection; None: h11's default
         conn = _FramingCheckedConnection
         self.conn = conn(h11.SERVER) if size is None else conn(h11.SERVER, size)
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._time_the_head()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE:
+            self._time_the_head()  # a head begun (after an answer: the keep-alive timer was cancelled by it)
+        elif self._head_timer is not None:
+            self._head_timer.cancel()  # the request line and headers are in
+            self._head_timer = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().connection_lost(exc)
+
+    def _time_the_head(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(HEAD_READ_TIMEOUT_S, self._head_too_slow)
+
+    def _head_too_slow(self) -> None:
+        """408 and close: the request line and headers did not arrive in :data:`HEAD_READ_TIMEOUT_S`."""
+        self._head_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        err = HTTPError(
+            408,
+            f"the request line and headers did not arrive within {HEAD_READ_TIMEOUT_S:g} s; send the whole "
+            "request without pausing",
+            code="request_timeout",
+        )
+        body = json.dumps(err.body()).encode("ascii")
+        head = (
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+            + f"content-length: {len(body)}\r\n".encode()
+            + b"connection: close\r\n\r\n"
+        )
+        self.transport.write(head + body)
+        self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn calls this from inside its ``except h11.RemoteProtocolError`` block, without the
