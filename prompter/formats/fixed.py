@@ -46,6 +46,7 @@ from prompter.formats.skeleton_tools import render_tool_entry
 from prompter.formats.spans import locate_content
 from prompter.formats.traits import Traits, takes_media, traits_of
 from prompter.messages import Message
+from prompter.tools import ReadOnlyList
 
 __all__ = ["fast_layout", "fast_render", "render_full", "render_neutral", "template_source"]
 
@@ -88,12 +89,9 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 def _tools_json(tools: Any) -> str:
-    """The JSON text of ``tools`` as the template sees them (validated and made plain).
-
-    A list that carries its own JSON text as ``tools_json`` (an immutable list whose
-    text was computed once, such as a prompter's tool set could give) is not encoded again.
-    """
-    text = getattr(tools, "tools_json", None)
+    """The JSON text of ``tools`` as the template sees them (validated and made plain). A prompter's immutable
+    tool set (``ReadOnlyList``) gives its own; any other list's ``tools_json`` is a claim, never taken."""
+    text = getattr(tools, "tools_json", None) if type(tools) is ReadOnlyList else None
     if type(text) is str:
         return text
     if isinstance(tools, list) and exact_fingerprint(tools) is not None:  # builtins only: no caller's method runs
