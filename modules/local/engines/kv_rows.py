@@ -108,13 +108,14 @@ class Rows:
         )
         # A padding column's keys/values may be garbage (even NaN: its query attended to nothing);
         # masked weights are 0, but 0 * NaN is NaN, so they are zeroed here once.
-        real = mask[:, None, :, None].bool()
-        kv = [(_zero_where_not(real, layer.keys), _zero_where_not(real, layer.values)) for layer in cache.layers]
         lengths = torch.tensor([[len(p)] for p in prompts], dtype=torch.long, device=device)
         placeholder = torch.zeros((len(prompts), 1), dtype=torch.long, device=device)
-        if self.count == 0 and len(prompts) == 1:  # alone: keep the model's own cache (any layer kind)
+        if self.count == 0 and len(prompts) == 1:  # alone: keep the model's own cache (any layer kind: a
+            # sliding-window layer keeps fewer columns than the prompt has, so nothing here reads them)
             self.cache, self.mask, self.next_tokens, self.positions, self.count = cache, mask, placeholder, lengths, 1
         else:
+            real = mask[:, None, :, None].bool()
+            kv = [(_zero_where_not(real, layer.keys), _zero_where_not(real, layer.values)) for layer in cache.layers]
             self._paste(kv, mask, placeholder, lengths)
         return out.logits[:, -1, :].float()
 
