@@ -212,6 +212,7 @@ class Batcher:
                 self.cond.wait_for(lambda: bool(self.queue or self.running) or self.closing)
                 if self.closing and not self.queue and not self.running:
                     self.worker = None  # stopped: let the thread end; reopen() starts another
+                    self.rows = None  # with it the model, its row buffers and cached prefixes, so stop() unloads
                     return
                 joining = self._take_joiners()
             try:
